@@ -1,0 +1,113 @@
+//! Authentication: API keys (bearer), passwords, and the caller's identity.
+
+pub mod password;
+pub mod token;
+
+use std::net::IpAddr;
+
+use axum::extract::{FromRequestParts, Request, State};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderMap};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use crate::error::{ApiError, ApiResult};
+use crate::http::middleware::ClientIp;
+use crate::keys;
+use crate::ratelimit::Verdict;
+use crate::state::AppState;
+
+/// Key scopes: `full` may do everything the account may; `restricted` is
+/// refused on administrative routes (key management, credentials, ...).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Scope {
+    Full,
+    Restricted,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Full => "full",
+            Scope::Restricted => "restricted",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Scope> {
+        match s {
+            "full" => Some(Scope::Full),
+            "restricted" => Some(Scope::Restricted),
+            _ => None,
+        }
+    }
+}
+
+/// The authenticated caller, placed in request extensions by [`authenticate`].
+#[derive(Debug, Clone)]
+pub struct Principal {
+    pub account_id: Uuid,
+    pub key_id: Uuid,
+    pub scope: Scope,
+    pub ip: IpAddr,
+}
+
+impl Principal {
+    pub fn require_full(&self) -> ApiResult<()> {
+        if self.scope == Scope::Full { Ok(()) } else { Err(ApiError::insufficient_scope()) }
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Principal {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        parts.extensions.get::<Principal>().cloned().ok_or_else(|| ApiError::unauthenticated("api_key_invalid"))
+    }
+}
+
+/// The bearer token of a request, if it has a well-formed one.
+pub fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
+}
+
+pub fn request_ip(req: &Request) -> IpAddr {
+    req.extensions().get::<ClientIp>().map(|c| c.0).unwrap_or(IpAddr::from([127, 0, 0, 1]))
+}
+
+/// Requires a valid key; counts per-key and failed-authentication limits.
+pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    let ip = request_ip(&req);
+    let outcome = match bearer(req.headers()) {
+        None => Err(ApiError::unauthenticated("api_key_invalid")),
+        Some(token) => keys::authenticate(&state, token).await,
+    };
+    match outcome {
+        Ok((account_id, key_id, scope)) => {
+            if let Verdict::Deny { retry_after } = state.limiter.key(key_id) {
+                return ApiError::rate_limited(retry_after).into_response();
+            }
+            req.extensions_mut().insert(Principal { account_id, key_id, scope, ip });
+            next.run(req).await
+        }
+        Err(e) if e.status == axum::http::StatusCode::UNAUTHORIZED => match state.limiter.failed_auth(ip) {
+            Verdict::Deny { retry_after } => ApiError::rate_limited(retry_after).into_response(),
+            Verdict::Allow => e.into_response(),
+        },
+        Err(e) => e.into_response(),
+    }
+}
+
+/// Refuses a caller whose address spent its failed-authentication allowance,
+/// for public routes that check credentials themselves (login).
+pub fn check_failed_auth_allowance(state: &AppState, ip: IpAddr) -> ApiResult<()> {
+    match state.limiter.failed_auth_spent(ip) {
+        Verdict::Deny { retry_after } => Err(ApiError::rate_limited(retry_after)),
+        Verdict::Allow => Ok(()),
+    }
+}

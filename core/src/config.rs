@@ -1,0 +1,386 @@
+//! Configuration: one figment stack of built-in defaults, a TOML file, then
+//! `ACS_` environment variables (nested keys joined with `__`).
+//!
+//! Every key is checked: an unknown or mistyped key stops the start with a
+//! message naming it. Extensions own a top-level section named after them.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use figment::providers::{Env, Format, Serialized, Toml};
+use figment::value::{Dict, Value};
+use figment::Figment;
+use ipnet::IpNet;
+use serde::{Deserialize, Serialize};
+
+use crate::extension;
+
+/// Environment variables with the `ACS_` prefix that belong to a sandbox's
+/// inside (DESIGN section 5), not to the server's configuration.
+const SANDBOX_ENV: &[&str] = &["API_KEY", "API_URL"];
+
+// Not `deny_unknown_fields`: serde cannot combine it with `flatten`; unknown
+// top-level keys land in `extensions` and are refused in `from_figment`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Config {
+    /// Address the HTTP server binds.
+    pub listen: String,
+    /// The URL callers use to reach this instance; shown in emails and the catalog.
+    pub public_url: Option<String>,
+    pub database: DatabaseConfig,
+    pub auth: AuthConfig,
+    pub email: EmailConfig,
+    pub limits: LimitsConfig,
+    pub sandbox: SandboxConfig,
+    pub metrics: MetricsConfig,
+    pub log: LogConfig,
+    /// Runtime flags by name; each compiled-in extension has one.
+    pub features: BTreeMap<String, bool>,
+    /// Sections owned by extensions, checked by each extension at start.
+    #[serde(flatten, skip_serializing)]
+    pub extensions: BTreeMap<String, serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DatabaseConfig {
+    /// `sqlite://FILE` (created on first start) or `postgres://...`.
+    pub url: String,
+    pub max_connections: u32,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AuthConfig {
+    /// When set, registration requires this code.
+    pub access_code: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum MailTransport {
+    /// Write each message to the log (the embedded default).
+    Log,
+    /// Write each message as a JSON file into `email.outbox_dir`.
+    File,
+    /// Send over SMTP to `email.smtp_url`.
+    Smtp,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EmailConfig {
+    pub transport: MailTransport,
+    pub from: String,
+    /// e.g. `smtps://user:password@mail.example.com:465` or `smtp://localhost:25`.
+    pub smtp_url: Option<String>,
+    pub outbox_dir: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsConfig {
+    /// API requests per key per window.
+    pub requests_per_key: u32,
+    /// Failed authentications per client address per window.
+    pub failed_auth_per_address: u32,
+    /// Every request from one client address per window, counted before authentication.
+    pub requests_per_address: u32,
+    /// Window length; the spec's is one minute. Tests shorten it.
+    pub window_seconds: u64,
+    /// Peers whose `X-Forwarded-For` is believed (CIDR blocks).
+    pub trusted_proxies: Vec<IpNet>,
+    /// Largest accepted request body.
+    pub max_body_bytes: usize,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SandboxConfig {
+    /// Default hosted sandbox provider.
+    pub provider: String,
+    /// Providers this instance offers.
+    pub providers: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MetricsConfig {
+    /// Serve Prometheus metrics at `/metrics`.
+    pub enabled: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogConfig {
+    /// `tracing` filter, e.g. `info` or `acs_core=debug,info`.
+    pub level: String,
+    /// Emit JSON lines instead of text.
+    pub json: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: "127.0.0.1:8080".into(),
+            public_url: None,
+            database: DatabaseConfig::default(),
+            auth: AuthConfig::default(),
+            email: EmailConfig::default(),
+            limits: LimitsConfig::default(),
+            sandbox: SandboxConfig::default(),
+            metrics: MetricsConfig::default(),
+            log: LogConfig::default(),
+            features: BTreeMap::new(),
+            extensions: BTreeMap::new(),
+        }
+    }
+}
+
+impl Default for DatabaseConfig {
+    fn default() -> Self {
+        DatabaseConfig { url: "sqlite://acs.db".into(), max_connections: 16 }
+    }
+}
+
+impl Default for EmailConfig {
+    fn default() -> Self {
+        EmailConfig {
+            transport: MailTransport::Log,
+            from: "acs <acs@localhost>".into(),
+            smtp_url: None,
+            outbox_dir: None,
+        }
+    }
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        LimitsConfig {
+            requests_per_key: 600,
+            failed_auth_per_address: 600,
+            requests_per_address: 6000,
+            window_seconds: 60,
+            trusted_proxies: Vec::new(),
+            max_body_bytes: 16 * 1024 * 1024,
+        }
+    }
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        SandboxConfig { provider: "local".into(), providers: vec!["local".into()] }
+    }
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        LogConfig { level: "info".into(), json: false }
+    }
+}
+
+/// The loaded configuration plus the figment it came from, so extensions
+/// can read their own sections.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub config: Config,
+    pub figment: Figment,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("configuration: {0}")]
+    Figment(#[from] Box<figment::Error>),
+    #[error("configuration: unknown key `{0}`")]
+    UnknownKey(String),
+    #[error("configuration: unknown feature flag `features.{0}` (known: {1})")]
+    UnknownFeature(String, String),
+    #[error("configuration: `{key}`: {message}")]
+    Invalid { key: String, message: String },
+}
+
+/// Builds the figment stack: defaults (core and every compiled-in extension),
+/// the file (if any), then the environment.
+pub fn figment(file: Option<&Path>) -> Figment {
+    let mut fig = Figment::from(Serialized::defaults(Config::default()));
+    for ext in extension::all() {
+        fig = fig.merge(Serialized::default(&format!("features.{}", ext.name()), ext.enabled_by_default()));
+        if let Some(defaults) = ext.config_defaults() {
+            fig = fig.merge(Serialized::default(ext.name(), defaults));
+        }
+    }
+    if let Some(path) = file {
+        fig = fig.merge(Toml::file_exact(path));
+    }
+    fig.merge(
+        Env::prefixed("ACS_")
+            .filter(|k| !SANDBOX_ENV.iter().any(|s| k.as_str().eq_ignore_ascii_case(s)))
+            .split("__"),
+    )
+}
+
+/// Loads and checks the configuration.
+pub fn load(file: Option<&Path>) -> Result<Loaded, ConfigError> {
+    check_file_exists(file)?;
+    from_figment(figment(file))
+}
+
+fn check_file_exists(file: Option<&Path>) -> Result<(), ConfigError> {
+    match file {
+        Some(p) if !p.exists() => Err(ConfigError::Invalid {
+            key: "--config".into(),
+            message: format!("file {} does not exist", p.display()),
+        }),
+        _ => Ok(()),
+    }
+}
+
+pub fn from_figment(figment: Figment) -> Result<Loaded, ConfigError> {
+    let config: Config = figment.extract().map_err(Box::new)?;
+    let extension_names: Vec<&str> = extension::all().iter().map(|e| e.name()).collect();
+    for key in config.extensions.keys() {
+        if !extension_names.contains(&key.as_str()) {
+            return Err(ConfigError::UnknownKey(key.clone()));
+        }
+    }
+    for flag in config.features.keys() {
+        if !extension_names.contains(&flag.as_str()) {
+            return Err(ConfigError::UnknownFeature(flag.clone(), extension_names.join(", ")));
+        }
+    }
+    if config.listen.parse::<std::net::SocketAddr>().is_err() {
+        return Err(ConfigError::Invalid {
+            key: "listen".into(),
+            message: format!("`{}` is not an address such as 127.0.0.1:8080", config.listen),
+        });
+    }
+    let url = &config.database.url;
+    if !(url.starts_with("sqlite:") || url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+        return Err(ConfigError::Invalid {
+            key: "database.url".into(),
+            message: "must start with sqlite: or postgres://".into(),
+        });
+    }
+    if config.email.transport == MailTransport::Smtp && config.email.smtp_url.is_none() {
+        return Err(ConfigError::Invalid {
+            key: "email.smtp_url".into(),
+            message: "is required when email.transport is smtp".into(),
+        });
+    }
+    if config.email.transport == MailTransport::File && config.email.outbox_dir.is_none() {
+        return Err(ConfigError::Invalid {
+            key: "email.outbox_dir".into(),
+            message: "is required when email.transport is file".into(),
+        });
+    }
+    if config.limits.window_seconds == 0 {
+        return Err(ConfigError::Invalid { key: "limits.window_seconds".into(), message: "must be at least 1".into() });
+    }
+    Ok(Loaded { config, figment })
+}
+
+impl Loaded {
+    /// An extension's own section, typed. Unknown keys in it are refused
+    /// when `T` denies them.
+    pub fn section<T: serde::de::DeserializeOwned>(&self, name: &str) -> Result<T, ConfigError> {
+        self.figment.extract_inner(name).map_err(|e| ConfigError::Figment(Box::new(e)))
+    }
+
+    /// The effective configuration as TOML, with every secret masked.
+    pub fn render_masked(&self) -> String {
+        let dict: Dict = self.figment.extract().unwrap_or_default();
+        let masked = mask(Value::from(dict));
+        toml::to_string_pretty(&masked).unwrap_or_else(|e| format!("# cannot render: {e}"))
+    }
+}
+
+fn is_secret_key(key: &str) -> bool {
+    let k = key.to_ascii_lowercase();
+    ["password", "secret", "token", "access_code", "master_key", "smtp_url"]
+        .iter()
+        .any(|s| k.contains(s))
+}
+
+fn mask(value: Value) -> Value {
+    match value {
+        Value::Dict(tag, dict) => Value::Dict(
+            tag,
+            dict.into_iter()
+                .map(|(k, v)| {
+                    let v = if is_secret_key(&k) && !matches!(v, Value::Dict(..)) {
+                        Value::from("********")
+                    } else {
+                        mask(v)
+                    };
+                    (k, v)
+                })
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use figment::Jail;
+
+    #[test]
+    fn defaults_follow_the_spec_limits() {
+        let c = Config::default();
+        assert_eq!(c.limits.requests_per_key, 600);
+        assert_eq!(c.limits.failed_auth_per_address, 600);
+        assert_eq!(c.limits.requests_per_address, 6000);
+        assert_eq!(c.limits.window_seconds, 60);
+        assert_eq!(c.listen, "127.0.0.1:8080");
+        assert_eq!(c.database.url, "sqlite://acs.db");
+    }
+
+    #[test]
+    fn env_nesting_and_unknown_keys() {
+        Jail::expect_with(|jail| {
+            jail.set_env("ACS_DATABASE__URL", "postgres://x/y");
+            jail.set_env("ACS_LIMITS__REQUESTS_PER_KEY", "5");
+            let loaded = load(None).unwrap();
+            assert_eq!(loaded.config.database.url, "postgres://x/y");
+            assert_eq!(loaded.config.limits.requests_per_key, 5);
+
+            jail.set_env("ACS_LIMITS__REQUEST_PER_KEY", "5");
+            let err = load(None).unwrap_err().to_string();
+            assert!(err.contains("request_per_key"), "{err}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn unknown_top_level_key_is_named() {
+        Jail::expect_with(|jail| {
+            jail.create_file("acs.toml", "listen = \"127.0.0.1:1\"\n[databse]\nurl = \"x\"\n")?;
+            let err = load(Some(Path::new("acs.toml"))).unwrap_err().to_string();
+            assert!(err.contains("databse"), "{err}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn sandbox_variables_are_not_configuration() {
+        Jail::expect_with(|jail| {
+            jail.set_env("ACS_API_KEY", "acs_x");
+            jail.set_env("ACS_API_URL", "http://x");
+            assert!(load(None).is_ok());
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn secrets_are_masked() {
+        Jail::expect_with(|jail| {
+            jail.set_env("ACS_AUTH__ACCESS_CODE", "hunter2");
+            let out = load(None).unwrap().render_masked();
+            assert!(!out.contains("hunter2"), "{out}");
+            assert!(out.contains("access_code"), "{out}");
+            Ok(())
+        });
+    }
+}

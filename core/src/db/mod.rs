@@ -1,0 +1,125 @@
+//! Storage: one pool over SQLite or PostgreSQL through sqlx's `Any` driver.
+//!
+//! Every query is written once, with `$1`-style placeholders that both
+//! databases accept; the backends differ only in how they connect and in
+//! their migration files (`migrations/sqlite`, `migrations/postgres`).
+//! Portable column types: ids are TEXT (UUID), times are BIGINT
+//! microseconds, booleans are INTEGER 0/1 (the `Any` driver cannot read a
+//! SQLite BOOLEAN), JSON is TEXT.
+
+use std::str::FromStr;
+use std::time::Duration;
+
+use sqlx::any::{AnyPoolOptions, AnyRow};
+use sqlx::migrate::Migrator;
+use sqlx::{AnyPool, Executor, Row};
+use uuid::Uuid;
+
+use crate::config::DatabaseConfig;
+
+static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
+static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+#[derive(Clone, Debug)]
+pub struct Db {
+    pub pool: AnyPool,
+    pub backend: Backend,
+}
+
+impl Db {
+    /// Connects; a SQLite file is created when missing.
+    pub async fn connect(cfg: &DatabaseConfig) -> Result<Db, sqlx::Error> {
+        sqlx::any::install_default_drivers();
+        let backend = if cfg.url.starts_with("sqlite:") { Backend::Sqlite } else { Backend::Postgres };
+        let url = match backend {
+            Backend::Sqlite if !cfg.url.contains("mode=") => {
+                let sep = if cfg.url.contains('?') { '&' } else { '?' };
+                format!("{}{sep}mode=rwc", cfg.url)
+            }
+            _ => cfg.url.clone(),
+        };
+        let pool = AnyPoolOptions::new()
+            .max_connections(cfg.max_connections.max(1))
+            .acquire_timeout(Duration::from_secs(5))
+            .after_connect(move |conn, _| {
+                Box::pin(async move {
+                    if backend == Backend::Sqlite {
+                        // WAL lets readers run beside the one writer; the busy
+                        // timeout makes writers wait instead of failing.
+                        conn.execute(
+                            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+                             PRAGMA busy_timeout = 5000; PRAGMA foreign_keys = ON;",
+                        )
+                        .await?;
+                    }
+                    Ok(())
+                })
+            })
+            .connect(&url)
+            .await?;
+        Ok(Db { pool, backend })
+    }
+
+    pub async fn migrate(&self) -> Result<(), sqlx::migrate::MigrateError> {
+        match self.backend {
+            Backend::Sqlite => SQLITE_MIGRATIONS.run(&self.pool).await,
+            Backend::Postgres => POSTGRES_MIGRATIONS.run(&self.pool).await,
+        }
+    }
+
+    pub async fn ping(&self) -> bool {
+        tokio::time::timeout(Duration::from_secs(2), sqlx::query("SELECT 1").execute(&self.pool))
+            .await
+            .map(|r| r.is_ok())
+            .unwrap_or(false)
+    }
+}
+
+/// True when the error is a unique-constraint violation on either backend.
+pub fn is_unique_violation(e: &sqlx::Error) -> bool {
+    match e {
+        sqlx::Error::Database(d) => {
+            d.is_unique_violation() || d.code().is_some_and(|c| c == "23505" || c == "2067" || c == "1555")
+        }
+        _ => false,
+    }
+}
+
+/// Typed readers for the portable column encodings.
+pub trait RowExt {
+    fn uuid(&self, col: &str) -> Result<Uuid, sqlx::Error>;
+    fn opt_uuid(&self, col: &str) -> Result<Option<Uuid>, sqlx::Error>;
+    fn flag(&self, col: &str) -> Result<bool, sqlx::Error>;
+    fn json(&self, col: &str) -> Result<Option<serde_json::Value>, sqlx::Error>;
+}
+
+fn decode_err(col: &str, e: impl std::error::Error + Send + Sync + 'static) -> sqlx::Error {
+    sqlx::Error::ColumnDecode { index: col.to_owned(), source: Box::new(e) }
+}
+
+impl RowExt for AnyRow {
+    fn uuid(&self, col: &str) -> Result<Uuid, sqlx::Error> {
+        let s: String = self.try_get(col)?;
+        Uuid::from_str(&s).map_err(|e| decode_err(col, e))
+    }
+
+    fn opt_uuid(&self, col: &str) -> Result<Option<Uuid>, sqlx::Error> {
+        let s: Option<String> = self.try_get(col)?;
+        s.map(|s| Uuid::from_str(&s).map_err(|e| decode_err(col, e))).transpose()
+    }
+
+    fn flag(&self, col: &str) -> Result<bool, sqlx::Error> {
+        Ok(self.try_get::<i64, _>(col)? != 0)
+    }
+
+    fn json(&self, col: &str) -> Result<Option<serde_json::Value>, sqlx::Error> {
+        let s: Option<String> = self.try_get(col)?;
+        s.map(|s| serde_json::from_str(&s).map_err(|e| decode_err(col, e))).transpose()
+    }
+}

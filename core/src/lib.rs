@@ -1,0 +1,30 @@
+//! acs core: everything every build of the Agent Computer Service has.
+//!
+//! Extensions (crates under `extensions/`) plug into the server through the
+//! [`extension::Extension`] trait and `inventory`; see `DESIGN.md` section 2.
+
+pub mod accounts;
+pub mod audit;
+pub mod auth;
+pub mod catalog;
+pub mod config;
+pub mod db;
+pub mod docs;
+pub mod error;
+pub mod extension;
+pub mod health;
+pub mod http;
+pub mod keys;
+pub mod mail;
+pub mod metrics;
+pub mod ratelimit;
+pub mod server;
+pub mod state;
+pub mod time_fmt;
+
+pub use error::{ApiError, ApiResult};
+pub use extension::Extension;
+pub use state::AppState;
+
+/// Re-exported so extensions submit with the same `inventory` version as core.
+pub use inventory;

@@ -1,0 +1,232 @@
+//! Assembles the application (core routes plus enabled extensions), serves
+//! it, runs the workers, and shuts down gracefully.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::{from_fn_with_state, Next};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+use utoipa::openapi::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+
+use crate::config::Loaded;
+use crate::db::Db;
+use crate::error::ApiError;
+use crate::extension::{self, BoxError, Extension};
+use crate::http::middleware;
+use crate::mail::Mailer;
+use crate::metrics::Metrics;
+use crate::ratelimit::RateLimiter;
+use crate::state::{AppState, Inner};
+use crate::{accounts, audit, auth, catalog, docs, health, keys};
+
+/// The assembled application, ready to serve.
+pub struct App {
+    pub state: AppState,
+    pub router: Router,
+    pub openapi: Arc<OpenApi>,
+    pub extensions: Vec<&'static dyn Extension>,
+}
+
+#[derive(Clone)]
+struct Gate {
+    state: AppState,
+    name: &'static str,
+}
+
+/// A compiled-in extension whose flag is off answers `404 <name>_not_enabled`.
+async fn feature_gate(State(gate): State<Gate>, req: Request, next: Next) -> Response {
+    if gate.state.feature_enabled(gate.name) {
+        next.run(req).await
+    } else {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            &format!("{}_not_enabled", gate.name),
+            format!("The {} feature is not enabled on this instance.", gate.name),
+        )
+        .into_response()
+    }
+}
+
+/// Connects storage, builds state and routes. Does not listen yet.
+pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
+    let exts = extension::all();
+    extension::check_unique(&exts)?;
+    // One TLS provider for reqwest and lettre; a second call finds it installed.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let db = Db::connect(&loaded.config.database)
+        .await
+        .map_err(|e| format!("database {}: {e}", redact_url(&loaded.config.database.url)))?;
+    db.migrate().await.map_err(|e| format!("database migration failed: {e}"))?;
+    let state = AppState::new(Inner {
+        limiter: RateLimiter::new(&loaded.config.limits),
+        mailer: Mailer::from_config(&loaded.config.email)?,
+        metrics: Metrics::new(loaded.config.metrics.enabled),
+        features: RwLock::new(loaded.config.features.clone()),
+        shutdown: CancellationToken::new(),
+        http: reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(Duration::from_secs(10))
+            .build()?,
+        slots: Default::default(),
+        db,
+        loaded,
+    });
+
+    let mut public = OpenApiRouter::new().merge(health::router()).merge(accounts::public_router());
+    docs::mark_public(public.get_openapi_mut());
+
+    let mut protected = OpenApiRouter::new()
+        .merge(accounts::router())
+        .merge(keys::router())
+        .merge(audit::router())
+        .merge(catalog::router());
+    for ext in &exts {
+        let gate = Gate { state: state.clone(), name: ext.name() };
+        protected = protected.merge(ext.routes().route_layer(from_fn_with_state(gate, feature_gate)));
+    }
+    docs::mark_authenticated(protected.get_openapi_mut());
+    let protected = protected.route_layer(from_fn_with_state(state.clone(), auth::authenticate));
+
+    let (router, api) = public.merge(protected).split_for_parts();
+    let openapi = Arc::new(docs::finish(api));
+    let html = Arc::new(docs::render_html(&openapi));
+
+    let doc = openapi.clone();
+    let mut router = router
+        .route("/api/docs", get(move || async move { axum::Json(doc.as_ref().clone()) }))
+        .route("/docs", get(move || async move { Html(html.as_ref().clone()) }));
+    if state.metrics.enabled() {
+        router = router.route("/metrics", get(metrics_text));
+    }
+    let max_body = state.config().limits.max_body_bytes;
+    let router = router
+        .fallback(middleware::fallback)
+        .layer(from_fn_with_state(state.clone(), middleware::record_metrics))
+        .layer(DefaultBodyLimit::max(max_body))
+        .layer(from_fn_with_state(state.clone(), middleware::admit))
+        .layer(CatchPanicLayer::custom(|_| ApiError::internal().into_response()))
+        .layer(
+            TraceLayer::new_for_http().make_span_with(|req: &Request| {
+                let id = req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("");
+                tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
+            }),
+        )
+        .layer(PropagateRequestIdLayer::x_request_id())
+        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+        .with_state(state.clone());
+    Ok(App { state, router, openapi, extensions: exts })
+}
+
+async fn metrics_text(State(state): State<AppState>) -> Response {
+    let mut res = state.metrics.render().into_response();
+    res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"));
+    res
+}
+
+fn redact_url(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => format!("{}://****{}", &url[..s], &url[at..]),
+        _ => url.to_owned(),
+    }
+}
+
+/// A server listening in the background (used by `acs serve` and the tests).
+pub struct Running {
+    pub addr: SocketAddr,
+    pub state: AppState,
+    pub openapi: Arc<OpenApi>,
+    task: tokio::task::JoinHandle<Result<(), BoxError>>,
+}
+
+impl Running {
+    /// Stops accepting, lets requests in flight finish, stops workers.
+    pub async fn shutdown(self) -> Result<(), BoxError> {
+        self.state.shutdown.cancel();
+        self.task.await?
+    }
+
+    /// Waits until the server stops (after a signal or `shutdown`).
+    pub async fn wait(self) -> Result<(), BoxError> {
+        self.task.await?
+    }
+}
+
+/// Builds the app, binds `listener`, runs start hooks and workers, and
+/// serves until `state.shutdown` is cancelled.
+pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, BoxError> {
+    let app = build(loaded).await?;
+    let state = app.state.clone();
+    let enabled: Vec<&'static dyn Extension> =
+        app.extensions.iter().copied().filter(|e| state.feature_enabled(e.name())).collect();
+    for ext in &enabled {
+        ext.on_start(&state).await.map_err(|e| format!("extension {}: {e}", ext.name()))?;
+    }
+    let mut workers = JoinSet::new();
+    for ext in &enabled {
+        for w in ext.workers(&state) {
+            workers.spawn(w);
+        }
+    }
+    let addr = listener.local_addr()?;
+    let token = state.shutdown.clone();
+    let service = app.router.into_make_service_with_connect_info::<SocketAddr>();
+    let st = state.clone();
+    let exts = app.extensions;
+    let task = tokio::spawn(async move {
+        let served = axum::serve(listener, service).with_graceful_shutdown(token.clone().cancelled_owned()).await;
+        token.cancel();
+        if tokio::time::timeout(Duration::from_secs(10), async { while workers.join_next().await.is_some() {} })
+            .await
+            .is_err()
+        {
+            tracing::warn!("workers did not stop within 10 s; aborting them");
+            workers.abort_all();
+        }
+        for ext in exts.iter().filter(|e| st.feature_enabled(e.name())) {
+            ext.on_stop(&st).await;
+        }
+        st.db.pool.close().await;
+        served.map_err(BoxError::from)
+    });
+    Ok(Running { addr, state, openapi: app.openapi, task })
+}
+
+/// Cancels `token` on Ctrl-C or SIGTERM.
+pub fn cancel_on_signal(token: CancellationToken) {
+    tokio::spawn(async move {
+        let ctrl_c = tokio::signal::ctrl_c();
+        #[cfg(unix)]
+        {
+            let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                .expect("installing the SIGTERM handler");
+            tokio::select! { _ = ctrl_c => {}, _ = term.recv() => {} }
+        }
+        #[cfg(not(unix))]
+        let _ = ctrl_c.await;
+        tracing::info!("shutting down");
+        token.cancel();
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn database_passwords_never_reach_messages() {
+        assert_eq!(redact_url("postgres://u:secret@h/db"), "postgres://****@h/db");
+        assert_eq!(redact_url("sqlite://acs.db"), "sqlite://acs.db");
+    }
+}

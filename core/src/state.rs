@@ -1,0 +1,76 @@
+//! Shared application state handed to every handler and worker.
+
+use std::any::{Any, TypeId};
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Deref;
+use std::sync::{Arc, RwLock};
+
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{Config, Loaded};
+use crate::db::Db;
+use crate::mail::Mailer;
+use crate::metrics::Metrics;
+use crate::ratelimit::RateLimiter;
+
+#[derive(Clone)]
+pub struct AppState(Arc<Inner>);
+
+pub struct Inner {
+    pub loaded: Loaded,
+    pub db: Db,
+    pub limiter: RateLimiter,
+    pub mailer: Mailer,
+    pub metrics: Metrics,
+    /// Runtime flags; start from `features.*` and may be switched while running.
+    pub features: RwLock<BTreeMap<String, bool>>,
+    /// Cancelled when the server shuts down; workers watch it.
+    pub shutdown: CancellationToken,
+    /// Outbound HTTP client (no redirects followed).
+    pub http: reqwest::Client,
+    /// State that extensions keep per server, one value per type.
+    pub slots: Slots,
+}
+
+/// Values keyed by their type; an extension stores its runtime state here in
+/// `on_start` (statics would be shared by every server in one process).
+#[derive(Default)]
+pub struct Slots(RwLock<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>);
+
+impl AppState {
+    pub fn new(inner: Inner) -> Self {
+        AppState(Arc::new(inner))
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.loaded.config
+    }
+
+    pub fn feature_enabled(&self, name: &str) -> bool {
+        self.features.read().map(|f| f.get(name).copied().unwrap_or(false)).unwrap_or(false)
+    }
+
+    pub fn put<T: Any + Send + Sync>(&self, value: T) {
+        if let Ok(mut m) = self.slots.0.write() {
+            m.insert(TypeId::of::<T>(), Arc::new(value));
+        }
+    }
+
+    pub fn get<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        let m = self.slots.0.read().ok()?;
+        m.get(&TypeId::of::<T>()).cloned().and_then(|v| v.downcast::<T>().ok())
+    }
+
+    pub fn set_feature(&self, name: &str, on: bool) {
+        if let Ok(mut f) = self.features.write() {
+            f.insert(name.to_owned(), on);
+        }
+    }
+}
+
+impl Deref for AppState {
+    type Target = Inner;
+    fn deref(&self) -> &Inner {
+        &self.0
+    }
+}

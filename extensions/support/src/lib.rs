@@ -1,0 +1,99 @@
+//! The `support` extension: problem reports from users, forwarded to an
+//! operator-configured issue tracker endpoint by a background worker.
+//!
+//! It is also the reference extension: routes, a config section, a flag,
+//! start hook, account-deletion hook and a worker.
+
+mod forward;
+mod reports;
+
+use std::sync::Arc;
+
+use acs_core::extension::{BoxError, BoxFuture, Extension, Registration, Worker};
+use acs_core::AppState;
+use serde::{Deserialize, Serialize};
+use tokio::sync::Notify;
+use utoipa_axum::router::OpenApiRouter;
+use uuid::Uuid;
+
+/// The `[support]` configuration section.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SupportConfig {
+    /// Where reports are POSTed as JSON; unset keeps reports in `new`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forward_url: Option<String>,
+    /// Sent as `Authorization: Bearer <token>` to the tracker.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forward_token: Option<String>,
+    /// First retry delay; it doubles with each failed attempt.
+    pub retry_seconds: u64,
+    /// Attempts before a report stays `failed`.
+    pub max_attempts: i64,
+}
+
+impl Default for SupportConfig {
+    fn default() -> Self {
+        SupportConfig { forward_url: None, forward_token: None, retry_seconds: 60, max_attempts: 8 }
+    }
+}
+
+/// Per-server runtime state.
+pub(crate) struct Runtime {
+    pub config: SupportConfig,
+    /// Wakes the forwarding worker when a report arrives.
+    pub wake: Notify,
+}
+
+pub struct Support;
+
+inventory::submit! { Registration(&Support) }
+
+impl Extension for Support {
+    fn name(&self) -> &'static str {
+        "support"
+    }
+
+    fn config_defaults(&self) -> Option<serde_json::Value> {
+        serde_json::to_value(SupportConfig::default()).ok()
+    }
+
+    fn routes(&self) -> OpenApiRouter<AppState> {
+        reports::router()
+    }
+
+    fn on_start<'a>(&'a self, state: &'a AppState) -> BoxFuture<'a, Result<(), BoxError>> {
+        Box::pin(async move {
+            let config: SupportConfig = state.loaded.section("support")?;
+            if let Some(url) = &config.forward_url {
+                reqwest::Url::parse(url).map_err(|e| format!("support.forward_url: {e}"))?;
+            }
+            if config.max_attempts < 1 || config.retry_seconds < 1 {
+                return Err("support.max_attempts and support.retry_seconds must be at least 1".into());
+            }
+            state.put(Runtime { config, wake: Notify::new() });
+            Ok(())
+        })
+    }
+
+    fn on_account_deleted<'a>(&'a self, state: &'a AppState, account_id: Uuid) -> BoxFuture<'a, Result<(), BoxError>> {
+        Box::pin(async move {
+            sqlx::query("DELETE FROM support_reports WHERE account_id = $1")
+                .bind(account_id.to_string())
+                .execute(&state.db.pool)
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn workers(&self, state: &AppState) -> Vec<Worker> {
+        match state.get::<Runtime>() {
+            Some(rt) => vec![Box::pin(forward::run(state.clone(), rt))],
+            None => Vec::new(),
+        }
+    }
+}
+
+pub(crate) fn runtime(state: &AppState) -> Option<Arc<Runtime>> {
+    state.get::<Runtime>()
+}
