@@ -321,6 +321,8 @@ fn mask(value: Value) -> Value {
     }
 }
 
+// `Jail::expect_with` closures return figment's own (large) error type.
+#[allow(clippy::result_large_err)]
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,8 +14,12 @@ pub type ApiResult<T> = Result<T, ApiError>;
 /// Field name -> messages, as in `errors` of `validation_failed`.
 pub type FieldErrors = BTreeMap<String, Vec<String>>;
 
+/// Boxed so `Result<T, ApiError>` stays one pointer wide on every handler path.
 #[derive(Debug)]
-pub struct ApiError {
+pub struct ApiError(Box<ErrorParts>);
+
+#[derive(Debug)]
+pub struct ErrorParts {
     pub status: StatusCode,
     /// The `error` value: a code, or prose for key-authentication refusals.
     pub error: String,
@@ -39,16 +43,29 @@ pub struct ErrorBody {
     pub reason: Option<String>,
 }
 
+impl std::ops::Deref for ApiError {
+    type Target = ErrorParts;
+    fn deref(&self) -> &ErrorParts {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for ApiError {
+    fn deref_mut(&mut self) -> &mut ErrorParts {
+        &mut self.0
+    }
+}
+
 impl ApiError {
     pub fn new(status: StatusCode, code: &str, message: impl Into<String>) -> Self {
-        ApiError {
+        ApiError(Box::new(ErrorParts {
             status,
             error: code.to_owned(),
             message: Some(message.into()),
             errors: None,
             extra: Map::new(),
             retry_after: None,
-        }
+        }))
     }
 
     pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {

@@ -13,7 +13,7 @@ use crate::config::{EmailConfig, MailTransport};
 pub enum Mailer {
     Log,
     File(PathBuf),
-    Smtp { transport: AsyncSmtpTransport<Tokio1Executor>, from: Mailbox },
+    Smtp { transport: Box<AsyncSmtpTransport<Tokio1Executor>>, from: Mailbox },
 }
 
 #[derive(Debug, Clone, serde::Serialize)]
@@ -37,6 +37,7 @@ impl Mailer {
                 let transport = AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
                     .map_err(|e| format!("email.smtp_url: {e}"))?
                     .build();
+                let transport = Box::new(transport);
                 let from = cfg.from.parse().map_err(|e| format!("email.from: {e}"))?;
                 Mailer::Smtp { transport, from }
             }

@@ -128,7 +128,7 @@ mod tests {
         for _ in 0..3 {
             assert_eq!(l.key(k), Verdict::Allow);
         }
-        assert!(matches!(l.key(k), Verdict::Deny { retry_after } if retry_after >= 1 && retry_after <= 3600));
+        assert!(matches!(l.key(k), Verdict::Deny { retry_after } if (1..=3600).contains(&retry_after)));
         assert_eq!(l.key(Uuid::new_v4()), Verdict::Allow, "other keys have their own window");
     }
 

@@ -124,6 +124,15 @@ impl Validator {
     }
 }
 
+/// A page size from `limit`: default when absent, 422 outside 1..=max.
+pub fn page_limit(limit: Option<i64>, default: i64, max: i64) -> Result<i64, ApiError> {
+    match limit {
+        None => Ok(default),
+        Some(n) if (1..=max).contains(&n) => Ok(n),
+        Some(_) => Err(ApiError::invalid("limit", format!("must be between 1 and {max}"))),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,7 +151,7 @@ mod tests {
     }
 
     fn field_of(e: ApiError) -> String {
-        e.errors.unwrap().keys().next().unwrap().clone()
+        e.errors.as_ref().unwrap().keys().next().unwrap().clone()
     }
 
     #[test]
@@ -167,14 +176,5 @@ mod tests {
         assert_eq!(field_of(e), "body");
         let e = parse_json::<Body>(br#"{"email":"a"} x"#).unwrap_err();
         assert_eq!(field_of(e), "body");
-    }
-}
-
-/// A page size from `limit`: default when absent, 422 outside 1..=max.
-pub fn page_limit(limit: Option<i64>, default: i64, max: i64) -> Result<i64, ApiError> {
-    match limit {
-        None => Ok(default),
-        Some(n) if (1..=max).contains(&n) => Ok(n),
-        Some(_) => Err(ApiError::invalid("limit", &format!("must be between 1 and {max}"))),
     }
 }

@@ -66,13 +66,11 @@ fn not_acceptable() -> Response {
 /// First middleware on every request: 406, client address, coarse ceiling.
 pub async fn admit(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
     let path = req.uri().path();
-    if path.starts_with("/api/") || path == "/api" {
-        if let Some(accept) = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok()) {
-            if !offered_types(path).iter().any(|t| accepts(accept, t)) {
+    if (path.starts_with("/api/") || path == "/api")
+        && let Some(accept) = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok())
+            && !offered_types(path).iter().any(|t| accepts(accept, t)) {
                 return not_acceptable();
             }
-        }
-    }
     let peer = req
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()

@@ -1,0 +1,123 @@
+//! The `acs` command line, run as a real process.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::Backend;
+
+fn acs() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_acs"));
+    // Keep the developer's own ACS_* settings out of these runs.
+    for (k, _) in std::env::vars() {
+        if k.starts_with("ACS_") {
+            c.env_remove(k);
+        }
+    }
+    c
+}
+
+fn temp_dir() -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("acs-cli-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn help_reads_well() {
+    let out = acs().arg("--help").output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    for word in ["serve", "migrate", "config", "--config"] {
+        assert!(text.contains(word), "{word}: {text}");
+    }
+}
+
+#[test]
+fn config_prints_the_effective_configuration_masked() {
+    let dir = temp_dir();
+    let out = acs().current_dir(&dir).arg("config").env("ACS_AUTH__ACCESS_CODE", "hunter2").env("ACS_LIMITS__REQUESTS_PER_KEY", "7").output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains("hunter2"), "{text}");
+    assert!(text.contains("access_code = \"********\""), "{text}");
+    assert!(text.contains("requests_per_key = 7"), "{text}");
+    assert!(text.contains("[support]"), "extension sections are shown: {text}");
+}
+
+#[test]
+fn unknown_keys_stop_the_start() {
+    let dir = temp_dir();
+    let out = acs().current_dir(&dir).arg("serve").env("ACS_LIMITS__REQUEST_PER_KEY", "7").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("request_per_key"), "{err}");
+
+    std::fs::write(dir.join("bad.toml"), "[databse]\nurl = \"sqlite://x.db\"\n").unwrap();
+    let out = acs().current_dir(&dir).args(["--config", "bad.toml", "serve"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8(out.stderr).unwrap().contains("databse"));
+
+    let out = acs().current_dir(&dir).args(["--config", "missing.toml", "serve"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!dir.join("acs.db").exists(), "nothing was created");
+}
+
+fn migrate_on(backend: Backend) {
+    let dir = temp_dir();
+    let url = match backend {
+        Backend::Sqlite => format!("sqlite://{}", dir.join("fresh.db").display()),
+        Backend::Postgres => {
+            let name = format!("acs_cli_{}", uuid::Uuid::new_v4().simple());
+            let base = std::env::var("ACS_TEST_POSTGRES").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());
+            let ok = Command::new("psql").args([&format!("{base}/test"), "-qc", &format!("CREATE DATABASE {name}")]).status().unwrap();
+            assert!(ok.success());
+            format!("{base}/{name}")
+        }
+    };
+    for _ in 0..2 {
+        let out = acs().arg("migrate").env("ACS_DATABASE__URL", &url).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(String::from_utf8(out.stdout).unwrap().contains("migrations applied"));
+    }
+}
+
+#[test]
+fn migrate_sqlite() {
+    migrate_on(Backend::Sqlite);
+}
+
+#[test]
+fn migrate_postgres() {
+    migrate_on(Backend::Postgres);
+}
+
+#[test]
+fn serve_starts_on_embedded_defaults_and_stops_on_sigterm() {
+    let dir = temp_dir();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let mut child = acs()
+        .current_dir(&dir)
+        .arg("serve")
+        .env("ACS_LISTEN", format!("127.0.0.1:{port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    let ready = loop {
+        if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+            use std::io::{Read, Write};
+            s.write_all(b"GET /api/health/ready HTTP/1.0\r\n\r\n").unwrap();
+            let mut buf = String::new();
+            s.read_to_string(&mut buf).unwrap();
+            break buf;
+        }
+        assert!(start.elapsed() < Duration::from_secs(20), "server did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(ready.starts_with("HTTP/1.0 200"), "{ready}");
+    assert!(dir.join("acs.db").exists(), "the SQLite file is created on first start");
+    let ok = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(ok.success());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "graceful exit: {status}");
+}

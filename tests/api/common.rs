@@ -1,0 +1,222 @@
+//! The test harness: `spawn(backend)` starts the real server on
+//! `127.0.0.1:0` with a fresh database (a new SQLite file, or a new
+//! PostgreSQL database at `ACS_TEST_POSTGRES`, default
+//! `postgres://postgres@127.0.0.1:5432`), and talks HTTP to it.
+
+use std::path::PathBuf;
+
+use acs::core::config::{self, Loaded};
+use acs::core::server::{self, Running};
+use figment::providers::Serialized;
+use reqwest::{Method, StatusCode};
+use serde_json::{json, Value};
+use sqlx::Connection;
+use uuid::Uuid;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Runs each named `async fn(Backend)` once per database, as
+/// `<name>::sqlite` and `<name>::postgres`.
+#[macro_export]
+macro_rules! both {
+    ($($name:ident),* $(,)?) => { $(
+        mod $name {
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn sqlite() { super::$name($crate::common::Backend::Sqlite).await }
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn postgres() { super::$name($crate::common::Backend::Postgres).await }
+        }
+    )* };
+}
+
+fn postgres_base() -> String {
+    std::env::var("ACS_TEST_POSTGRES").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into())
+}
+
+pub struct TestApp {
+    pub base: String,
+    pub http: reqwest::Client,
+    pub dir: PathBuf,
+    pub db_url: String,
+    running: Option<Running>,
+    pg_db: Option<String>,
+}
+
+pub struct Resp {
+    pub status: StatusCode,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: Value,
+    pub text: String,
+}
+
+/// A registered account with a full-scope key.
+pub struct User {
+    pub id: String,
+    pub email: String,
+    pub password: String,
+    pub key: String,
+}
+
+pub async fn spawn(backend: Backend) -> TestApp {
+    spawn_with(backend, &[]).await
+}
+
+/// Starts a server with configuration overrides given as (dotted key, value).
+pub async fn spawn_with(backend: Backend, overrides: &[(&str, Value)]) -> TestApp {
+    let dir = std::env::temp_dir().join(format!("acs-test-{}", Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (db_url, pg_db) = match backend {
+        Backend::Sqlite => (format!("sqlite://{}", dir.join("acs.db").display()), None),
+        Backend::Postgres => {
+            let name = format!("acs_t_{}", Uuid::new_v4().simple());
+            let mut admin = sqlx::PgConnection::connect(&format!("{}/test", postgres_base())).await.expect("PostgreSQL at ACS_TEST_POSTGRES");
+            sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&mut admin).await.unwrap();
+            (format!("{}/{name}", postgres_base()), Some(name))
+        }
+    };
+    let mut fig = config::figment(None)
+        .merge(Serialized::default("listen", "127.0.0.1:0"))
+        .merge(Serialized::default("database.url", &db_url))
+        .merge(Serialized::default("database.max_connections", 4))
+        .merge(Serialized::default("email.transport", "file"))
+        .merge(Serialized::default("email.outbox_dir", dir.join("outbox").display().to_string()));
+    for (k, v) in overrides {
+        fig = fig.merge(Serialized::default(k, v));
+    }
+    let loaded: Loaded = config::from_figment(fig).expect("test configuration");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let running = server::start(loaded, listener).await.expect("server starts");
+    TestApp {
+        base: format!("http://{}", running.addr),
+        http: reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap(),
+        dir,
+        db_url,
+        running: Some(running),
+        pg_db,
+    }
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(r) = self.running.take() {
+            r.state.shutdown.cancel();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+        if let Some(name) = self.pg_db.take() {
+            // Drop runs inside the test's runtime, which cannot block on
+            // another; a plain thread with its own runtime can.
+            std::thread::spawn(move || {
+                let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+                rt.block_on(async {
+                    if let Ok(mut admin) = sqlx::PgConnection::connect(&format!("{}/test", postgres_base())).await {
+                        let sql = format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)");
+                        let _ = sqlx::query(sqlx::AssertSqlSafe(sql)).execute(&mut admin).await;
+                    }
+                });
+            })
+            .join()
+            .ok();
+        }
+    }
+}
+
+impl TestApp {
+    pub async fn request(&self, method: Method, path: &str, key: Option<&str>, body: Option<Value>) -> Resp {
+        let mut req = self.http.request(method, format!("{}{path}", self.base));
+        if let Some(k) = key {
+            req = req.bearer_auth(k);
+        }
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        into_resp(req.send().await.expect("request sent")).await
+    }
+
+    pub async fn get(&self, path: &str, key: &str) -> Resp {
+        self.request(Method::GET, path, Some(key), None).await
+    }
+
+    pub async fn post(&self, path: &str, key: &str, body: Value) -> Resp {
+        self.request(Method::POST, path, Some(key), Some(body)).await
+    }
+
+    pub async fn delete(&self, path: &str, key: &str) -> Resp {
+        self.request(Method::DELETE, path, Some(key), None).await
+    }
+
+    pub async fn public_post(&self, path: &str, body: Value) -> Resp {
+        self.request(Method::POST, path, None, Some(body)).await
+    }
+
+    pub async fn register(&self, email: &str, password: &str) -> Resp {
+        self.public_post("/api/auth/register", json!({"email": email, "password": password})).await
+    }
+
+    pub async fn login(&self, email: &str, password: &str) -> Resp {
+        self.public_post("/api/auth/login", json!({"email": email, "password": password})).await
+    }
+
+    /// Registers a new account and signs in.
+    pub async fn user(&self) -> User {
+        let email = format!("u{}@example.com", &Uuid::new_v4().simple().to_string()[..12]);
+        let password = "correct horse battery".to_owned();
+        let r = self.register(&email, &password).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        let id = r.body["data"]["user_id"].as_str().unwrap().to_owned();
+        let r = self.login(&email, &password).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        let key = r.body["data"]["api_key"].as_str().unwrap().to_owned();
+        User { id, email, password, key }
+    }
+
+    /// The newest verification token mailed to `to` (file transport), waiting briefly for delivery.
+    pub async fn mailed_token(&self, to: &str) -> String {
+        for _ in 0..100 {
+            // Outbox files are named by time-ordered UUIDs: the newest sorts last.
+            let mut mails: Vec<(String, Value)> = std::fs::read_dir(self.dir.join("outbox"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter_map(|e| {
+                    let v: Value = serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok()?;
+                    Some((e.file_name().to_string_lossy().into_owned(), v))
+                })
+                .filter(|(_, v)| v["to"] == to)
+                .collect();
+            mails.sort_by(|a, b| a.0.cmp(&b.0));
+            if let Some((_, mail)) = mails.last() {
+                let body = mail["body"].as_str().unwrap();
+                return body.split_whitespace().find(|w| w.starts_with("acsv_")).unwrap().to_owned();
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        panic!("no mail to {to}");
+    }
+}
+
+pub async fn into_resp(res: reqwest::Response) -> Resp {
+    let status = res.status();
+    let headers = res.headers().clone();
+    let text = res.text().await.unwrap_or_default();
+    let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+    Resp { status, headers, body, text }
+}
+
+/// Asserts a spec error body with `code`.
+#[track_caller]
+pub fn assert_error(r: &Resp, status: StatusCode, code: &str) {
+    assert_eq!(r.status, status, "{}", r.text);
+    assert_eq!(r.body["error"], code, "{}", r.text);
+}
+
+/// Asserts a key-authentication refusal with `reason`.
+#[track_caller]
+pub fn assert_refused(r: &Resp, status: StatusCode, reason: &str) {
+    assert_eq!(r.status, status, "{}", r.text);
+    assert_eq!(r.body["reason"], reason, "{}", r.text);
+    assert!(r.body["error"].as_str().is_some_and(|e| e.contains(' ')), "error is prose: {}", r.text);
+}

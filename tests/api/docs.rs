@@ -1,0 +1,64 @@
+//! The OpenAPI document: public, complete, and pinned by a snapshot per feature set.
+
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+
+use crate::both;
+use crate::common::{spawn, Backend};
+
+both!(document_is_public_and_complete, reference_page);
+
+/// The snapshot of the document for this build's feature set. Regenerate
+/// with `UPDATE_SNAPSHOTS=1 cargo test --test api docs::` after an intended change.
+fn snapshot_path() -> std::path::PathBuf {
+    let name = if cfg!(feature = "support") { "openapi.json" } else { "openapi-no-default-features.json" };
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots").join(name)
+}
+
+async fn document_is_public_and_complete(b: Backend) {
+    let app = spawn(b).await;
+    let r = app.request(Method::GET, "/api/docs", None, None).await;
+    assert_eq!(r.status, StatusCode::OK);
+    let doc = &r.body;
+    assert_eq!(doc["openapi"], "3.1.0");
+    let paths = doc["paths"].as_object().unwrap();
+    for p in ["/api/auth/register", "/api/auth/login", "/api/auth/me", "/api/keys", "/api/keys/{id}", "/api/audit", "/api/catalog", "/api/health/ready"] {
+        assert!(paths.contains_key(p), "{p} documented");
+    }
+    assert_eq!(paths.contains_key("/api/support/reports"), cfg!(feature = "support"), "support appears only when compiled in");
+    assert!(doc["components"]["schemas"]["Error"].is_object());
+    assert!(doc["components"]["securitySchemes"]["bearer"].is_object());
+    // Every operation documents its success and error responses; public ones say so.
+    for (path, item) in paths {
+        for (method, op) in item.as_object().unwrap() {
+            let responses = op["responses"].as_object().unwrap();
+            assert!(responses.keys().any(|s| s.starts_with('2')), "{method} {path} has a success response");
+            assert!(responses.contains_key("406"), "{method} {path} documents 406");
+            let public = op["security"] == Value::Array(vec![]);
+            if !public {
+                for status in ["401", "403", "429"] {
+                    assert!(responses.contains_key(status), "{method} {path} documents {status}");
+                }
+            }
+        }
+    }
+    assert_eq!(paths["/api/health/ready"]["get"]["security"], Value::Array(vec![]));
+
+    let pretty = serde_json::to_string_pretty(doc).unwrap() + "\n";
+    let snap = snapshot_path();
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(snap.parent().unwrap()).unwrap();
+        std::fs::write(&snap, &pretty).unwrap();
+    }
+    let pinned = std::fs::read_to_string(&snap).unwrap_or_default();
+    assert!(pinned == pretty, "the public contract changed: review, then rerun with UPDATE_SNAPSHOTS=1 ({})", snap.display());
+}
+
+async fn reference_page(b: Backend) {
+    let app = spawn(b).await;
+    let r = app.http.get(format!("{}/docs", app.base)).send().await.unwrap();
+    assert_eq!(r.status(), StatusCode::OK);
+    assert!(r.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+    let html = r.text().await.unwrap();
+    assert!(html.contains("/api/auth/me") && html.contains("public"), "renders operations");
+}

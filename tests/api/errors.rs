@@ -1,0 +1,79 @@
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::both;
+use crate::common::{assert_error, into_resp, spawn, Backend};
+
+both!(unknown_routes, not_acceptable_comes_first, malformed_bodies, wrong_content_type, oversized_body, wrong_method);
+
+async fn unknown_routes(b: Backend) {
+    let app = spawn(b).await;
+    let u = app.user().await;
+    assert_error(&app.get("/api/no-such-thing", &u.key).await, StatusCode::NOT_FOUND, "not_found");
+    let r = app.request(reqwest::Method::GET, "/api/no-such-thing", None, None).await;
+    assert_error(&r, StatusCode::NOT_FOUND, "not_found");
+}
+
+async fn not_acceptable_comes_first(b: Backend) {
+    let app = spawn(b).await;
+    let u = app.user().await;
+    for (accept, key) in [("text/html", Some(&u.key)), ("application/xml", None), ("application/json;q=0", Some(&u.key))] {
+        let mut req = app.http.get(format!("{}/api/auth/me", app.base)).header("accept", accept);
+        if let Some(k) = key {
+            req = req.bearer_auth(k);
+        }
+        let r = into_resp(req.send().await.unwrap()).await;
+        assert_eq!(r.status, StatusCode::NOT_ACCEPTABLE, "{accept}: {}", r.text);
+        assert_eq!(r.body, json!({"errors": {"detail": "Not Acceptable"}}));
+    }
+    for accept in ["application/json", "*/*", "application/*", "text/html, application/json;q=0.5"] {
+        let r = app.http.get(format!("{}/api/auth/me", app.base)).header("accept", accept).bearer_auth(&u.key).send().await.unwrap();
+        assert_eq!(r.status(), StatusCode::OK, "{accept}");
+    }
+}
+
+async fn malformed_bodies(b: Backend) {
+    let app = spawn(b).await;
+    let u = app.user().await;
+    let send = |body: &'static str| {
+        app.http
+            .post(format!("{}/api/keys", app.base))
+            .bearer_auth(&u.key)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+    };
+    let r = into_resp(send("{\"name\": ").await.unwrap()).await;
+    assert_error(&r, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed");
+    assert!(r.body["errors"]["body"].is_array(), "{}", r.text);
+    let r = into_resp(send("{\"name\": 5}").await.unwrap()).await;
+    assert!(r.body["errors"]["name"].is_array(), "{}", r.text);
+    let r = into_resp(send("[]").await.unwrap()).await;
+    assert_error(&r, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed");
+    let r = into_resp(send("").await.unwrap()).await;
+    assert_eq!(r.body["errors"]["name"][0], "can't be blank", "an empty body reads as {{}}: {}", r.text);
+    let r = into_resp(send("{\"name\": \"a\"} trailing").await.unwrap()).await;
+    assert!(r.body["errors"]["body"].is_array(), "{}", r.text);
+}
+
+async fn wrong_content_type(b: Backend) {
+    let app = spawn(b).await;
+    let u = app.user().await;
+    let r = app.http.post(format!("{}/api/keys", app.base)).bearer_auth(&u.key).header("content-type", "text/plain").body("{\"name\":\"x\"}").send().await.unwrap();
+    let r = into_resp(r).await;
+    assert_error(&r, StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type");
+}
+
+async fn oversized_body(b: Backend) {
+    let app = crate::common::spawn_with(b, &[("limits.max_body_bytes", json!(1024))]).await;
+    let u = app.user().await;
+    let r = app.post("/api/keys", &u.key, json!({"name": "x".repeat(2000)})).await;
+    assert_error(&r, StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large");
+}
+
+async fn wrong_method(b: Backend) {
+    let app = spawn(b).await;
+    let u = app.user().await;
+    let r = app.request(reqwest::Method::PUT, "/api/auth/me", Some(&u.key), None).await;
+    assert_eq!(r.status, StatusCode::METHOD_NOT_ALLOWED, "{}", r.text);
+}

@@ -1,0 +1,14 @@
+//! Black-box tests: the real server on 127.0.0.1:0, spoken to over HTTP,
+//! each test once on SQLite and once on a fresh PostgreSQL database.
+
+mod common;
+
+mod accounts;
+mod cli;
+mod docs;
+mod errors;
+mod health_audit;
+mod isolation;
+mod keys;
+mod limits;
+mod support;
