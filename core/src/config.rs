@@ -7,9 +7,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use figment::Figment;
 use figment::providers::{Env, Format, Serialized, Toml};
 use figment::value::{Dict, Value};
-use figment::Figment;
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 
@@ -214,9 +214,7 @@ pub fn figment(file: Option<&Path>) -> Figment {
         fig = fig.merge(Toml::file_exact(path));
     }
     fig.merge(
-        Env::prefixed("ACS_")
-            .filter(|k| !SANDBOX_ENV.iter().any(|s| k.as_str().eq_ignore_ascii_case(s)))
-            .split("__"),
+        Env::prefixed("ACS_").filter(|k| !SANDBOX_ENV.iter().any(|s| k.as_str().eq_ignore_ascii_case(s))).split("__"),
     )
 }
 
@@ -297,9 +295,7 @@ impl Loaded {
 
 fn is_secret_key(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
-    ["password", "secret", "token", "access_code", "master_key", "smtp_url"]
-        .iter()
-        .any(|s| k.contains(s))
+    ["password", "secret", "token", "access_code", "master_key", "smtp_url"].iter().any(|s| k.contains(s))
 }
 
 fn mask(value: Value) -> Value {

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
 use utoipa::ToSchema;

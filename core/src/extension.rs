@@ -49,7 +49,11 @@ pub trait Extension: Send + Sync + 'static {
     }
 
     /// Runs when an account is deleted, before its rows are removed.
-    fn on_account_deleted<'a>(&'a self, _state: &'a AppState, _account_id: Uuid) -> BoxFuture<'a, Result<(), BoxError>> {
+    fn on_account_deleted<'a>(
+        &'a self,
+        _state: &'a AppState,
+        _account_id: Uuid,
+    ) -> BoxFuture<'a, Result<(), BoxError>> {
         Box::pin(async { Ok(()) })
     }
 

@@ -54,14 +54,16 @@ impl Metrics {
         out.push_str("# HELP acs_http_requests_total HTTP requests by route and status.\n");
         out.push_str("# TYPE acs_http_requests_total counter\n");
         for ((m, r, st), s) in map.iter() {
-            let _ = writeln!(out, "acs_http_requests_total{{method=\"{m}\",route=\"{r}\",status=\"{st}\"}} {}", s.count);
+            let _ =
+                writeln!(out, "acs_http_requests_total{{method=\"{m}\",route=\"{r}\",status=\"{st}\"}} {}", s.count);
         }
         out.push_str("# HELP acs_http_request_duration_seconds HTTP request latency by route and status.\n");
         out.push_str("# TYPE acs_http_request_duration_seconds histogram\n");
         for ((m, r, st), s) in map.iter() {
             let labels = format!("method=\"{m}\",route=\"{r}\",status=\"{st}\"");
             for (i, le) in BUCKETS.iter().enumerate() {
-                let _ = writeln!(out, "acs_http_request_duration_seconds_bucket{{{labels},le=\"{le}\"}} {}", s.buckets[i]);
+                let _ =
+                    writeln!(out, "acs_http_request_duration_seconds_bucket{{{labels},le=\"{le}\"}} {}", s.buckets[i]);
             }
             let _ = writeln!(out, "acs_http_request_duration_seconds_bucket{{{labels},le=\"+Inf\"}} {}", s.count);
             let _ = writeln!(out, "acs_http_request_duration_seconds_sum{{{labels}}} {}", s.sum_seconds);

@@ -5,12 +5,12 @@ use std::net::SocketAddr;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
+use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::{header, HeaderValue, StatusCode};
-use axum::middleware::{from_fn_with_state, Next};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{Next, from_fn_with_state};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
-use axum::Router;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
@@ -113,16 +113,15 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
     let max_body = state.config().limits.max_body_bytes;
     let router = router
         .fallback(middleware::fallback)
+        .method_not_allowed_fallback(middleware::method_not_allowed)
         .layer(from_fn_with_state(state.clone(), middleware::record_metrics))
         .layer(DefaultBodyLimit::max(max_body))
         .layer(from_fn_with_state(state.clone(), middleware::admit))
         .layer(CatchPanicLayer::custom(|_| ApiError::internal().into_response()))
-        .layer(
-            TraceLayer::new_for_http().make_span_with(|req: &Request| {
-                let id = req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("");
-                tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
-            }),
-        )
+        .layer(TraceLayer::new_for_http().make_span_with(|req: &Request| {
+            let id = req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("");
+            tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
+        }))
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
         .with_state(state.clone());

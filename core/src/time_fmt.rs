@@ -12,8 +12,7 @@ pub fn to_micros(t: OffsetDateTime) -> i64 {
 }
 
 pub fn from_micros(micros: i64) -> OffsetDateTime {
-    OffsetDateTime::from_unix_timestamp_nanos(micros as i128 * 1_000)
-        .unwrap_or(OffsetDateTime::UNIX_EPOCH)
+    OffsetDateTime::from_unix_timestamp_nanos(micros as i128 * 1_000).unwrap_or(OffsetDateTime::UNIX_EPOCH)
 }
 
 /// Serde helpers for `OffsetDateTime` fields rendered as RFC 3339.

@@ -2,7 +2,7 @@ use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::both;
-use crate::common::{assert_error, spawn, spawn_with, Backend};
+use crate::common::{Backend, assert_error, spawn, spawn_with};
 
 both!(
     register_login_me,
@@ -23,7 +23,12 @@ async fn register_login_me(b: Backend) {
     assert_eq!(r.body["data"]["email_verified"], false);
     let user_id = r.body["data"]["user_id"].as_str().unwrap().to_owned();
 
-    let r = app.public_post("/api/auth/login", json!({"email": "ada@example.com", "password": "correct horse", "key_name": "laptop"})).await;
+    let r = app
+        .public_post(
+            "/api/auth/login",
+            json!({"email": "ada@example.com", "password": "correct horse", "key_name": "laptop"}),
+        )
+        .await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
     let key = r.body["data"]["api_key"].as_str().unwrap().to_owned();
     assert!(key.starts_with("acs_"));
@@ -36,7 +41,9 @@ async fn register_login_me(b: Backend) {
     let me = &r.body["data"];
     assert_eq!(me["user_id"], user_id);
     assert_eq!(me["email"], "ada@example.com");
-    for flag in ["brokered", "connections_enabled", "connections_manageable", "openai_subscriptions_enabled", "email_verified"] {
+    for flag in
+        ["brokered", "connections_enabled", "connections_manageable", "openai_subscriptions_enabled", "email_verified"]
+    {
         assert_eq!(me[flag], false, "{flag}");
     }
 }
@@ -74,14 +81,29 @@ async fn access_code_required_when_configured(b: Backend) {
     let r = app.register("a@example.com", "correct horse").await;
     assert_error(&r, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed");
     assert!(r.body["errors"]["access_code"].is_array());
-    let r = app.public_post("/api/auth/register", json!({"email": "a@example.com", "password": "correct horse", "access_code": "nope"})).await;
+    let r = app
+        .public_post(
+            "/api/auth/register",
+            json!({"email": "a@example.com", "password": "correct horse", "access_code": "nope"}),
+        )
+        .await;
     assert!(r.body["errors"]["access_code"].is_array());
-    let r = app.public_post("/api/auth/register", json!({"email": "a@example.com", "password": "correct horse", "access_code": "letmein"})).await;
+    let r = app
+        .public_post(
+            "/api/auth/register",
+            json!({"email": "a@example.com", "password": "correct horse", "access_code": "letmein"}),
+        )
+        .await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
 
     // Without a configured code, a sent one is ignored.
     let open = spawn(b).await;
-    let r = open.public_post("/api/auth/register", json!({"email": "b@example.com", "password": "correct horse", "access_code": "whatever"})).await;
+    let r = open
+        .public_post(
+            "/api/auth/register",
+            json!({"email": "b@example.com", "password": "correct horse", "access_code": "whatever"}),
+        )
+        .await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
 }
 
@@ -119,13 +141,27 @@ async fn email_verification(b: Backend) {
 async fn password_change(b: Backend) {
     let app = spawn(b).await;
     let u = app.user().await;
-    let r = app.post("/api/account/password", &u.key, json!({"current_password": "wrong one", "new_password": "a new password"})).await;
+    let r = app
+        .post(
+            "/api/account/password",
+            &u.key,
+            json!({"current_password": "wrong one", "new_password": "a new password"}),
+        )
+        .await;
     assert_error(&r, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed");
     assert!(r.body["errors"]["current_password"].is_array());
-    let r = app.post("/api/account/password", &u.key, json!({"current_password": u.password, "new_password": "short"})).await;
+    let r = app
+        .post("/api/account/password", &u.key, json!({"current_password": u.password, "new_password": "short"}))
+        .await;
     assert!(r.body["errors"]["new_password"].is_array(), "{}", r.text);
 
-    let r = app.post("/api/account/password", &u.key, json!({"current_password": u.password, "new_password": "a new password"})).await;
+    let r = app
+        .post(
+            "/api/account/password",
+            &u.key,
+            json!({"current_password": u.password, "new_password": "a new password"}),
+        )
+        .await;
     assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
     assert_eq!(app.login(&u.email, &u.password).await.status, StatusCode::UNAUTHORIZED);
     assert_eq!(app.login(&u.email, "a new password").await.status, StatusCode::CREATED);
@@ -137,10 +173,13 @@ async fn email_change_applies_on_verification(b: Backend) {
     let app = spawn(b).await;
     let u = app.user().await;
     let other = app.user().await;
-    let r = app.post("/api/account/email", &u.key, json!({"new_email": other.email, "current_password": u.password})).await;
+    let r =
+        app.post("/api/account/email", &u.key, json!({"new_email": other.email, "current_password": u.password})).await;
     assert!(r.body["errors"]["new_email"].is_array(), "{}", r.text);
 
-    let r = app.post("/api/account/email", &u.key, json!({"new_email": "new@example.com", "current_password": u.password})).await;
+    let r = app
+        .post("/api/account/email", &u.key, json!({"new_email": "new@example.com", "current_password": u.password}))
+        .await;
     assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
     let me = app.get("/api/auth/me", &u.key).await.body;
     assert_eq!(me["data"]["email"], u.email, "unchanged until verified");

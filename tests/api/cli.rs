@@ -34,7 +34,13 @@ fn help_reads_well() {
 #[test]
 fn config_prints_the_effective_configuration_masked() {
     let dir = temp_dir();
-    let out = acs().current_dir(&dir).arg("config").env("ACS_AUTH__ACCESS_CODE", "hunter2").env("ACS_LIMITS__REQUESTS_PER_KEY", "7").output().unwrap();
+    let out = acs()
+        .current_dir(&dir)
+        .arg("config")
+        .env("ACS_AUTH__ACCESS_CODE", "hunter2")
+        .env("ACS_LIMITS__REQUESTS_PER_KEY", "7")
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(!text.contains("hunter2"), "{text}");
@@ -67,8 +73,12 @@ fn migrate_on(backend: Backend) {
         Backend::Sqlite => format!("sqlite://{}", dir.join("fresh.db").display()),
         Backend::Postgres => {
             let name = format!("acs_cli_{}", uuid::Uuid::new_v4().simple());
-            let base = std::env::var("ACS_TEST_POSTGRES").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());
-            let ok = Command::new("psql").args([&format!("{base}/test"), "-qc", &format!("CREATE DATABASE {name}")]).status().unwrap();
+            let base =
+                std::env::var("ACS_TEST_POSTGRES").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());
+            let ok = Command::new("psql")
+                .args([&format!("{base}/test"), "-qc", &format!("CREATE DATABASE {name}")])
+                .status()
+                .unwrap();
             assert!(ok.success());
             format!("{base}/{name}")
         }

@@ -9,7 +9,7 @@ use acs::core::config::{self, Loaded};
 use acs::core::server::{self, Running};
 use figment::providers::Serialized;
 use reqwest::{Method, StatusCode};
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 use sqlx::Connection;
 use uuid::Uuid;
 
@@ -73,7 +73,9 @@ pub async fn spawn_with(backend: Backend, overrides: &[(&str, Value)]) -> TestAp
         Backend::Sqlite => (format!("sqlite://{}", dir.join("acs.db").display()), None),
         Backend::Postgres => {
             let name = format!("acs_t_{}", Uuid::new_v4().simple());
-            let mut admin = sqlx::PgConnection::connect(&format!("{}/test", postgres_base())).await.expect("PostgreSQL at ACS_TEST_POSTGRES");
+            let mut admin = sqlx::PgConnection::connect(&format!("{}/test", postgres_base()))
+                .await
+                .expect("PostgreSQL at ACS_TEST_POSTGRES");
             sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&mut admin).await.unwrap();
             (format!("{}/{name}", postgres_base()), Some(name))
         }

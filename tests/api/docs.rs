@@ -4,7 +4,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::Value;
 
 use crate::both;
-use crate::common::{spawn, Backend};
+use crate::common::{Backend, spawn};
 
 both!(document_is_public_and_complete, reference_page);
 
@@ -22,10 +22,23 @@ async fn document_is_public_and_complete(b: Backend) {
     let doc = &r.body;
     assert_eq!(doc["openapi"], "3.1.0");
     let paths = doc["paths"].as_object().unwrap();
-    for p in ["/api/auth/register", "/api/auth/login", "/api/auth/me", "/api/keys", "/api/keys/{id}", "/api/audit", "/api/catalog", "/api/health/ready"] {
+    for p in [
+        "/api/auth/register",
+        "/api/auth/login",
+        "/api/auth/me",
+        "/api/keys",
+        "/api/keys/{id}",
+        "/api/audit",
+        "/api/catalog",
+        "/api/health/ready",
+    ] {
         assert!(paths.contains_key(p), "{p} documented");
     }
-    assert_eq!(paths.contains_key("/api/support/reports"), cfg!(feature = "support"), "support appears only when compiled in");
+    assert_eq!(
+        paths.contains_key("/api/support/reports"),
+        cfg!(feature = "support"),
+        "support appears only when compiled in"
+    );
     assert!(doc["components"]["schemas"]["Error"].is_object());
     assert!(doc["components"]["securitySchemes"]["bearer"].is_object());
     // Every operation documents its success and error responses; public ones say so.
@@ -51,7 +64,11 @@ async fn document_is_public_and_complete(b: Backend) {
         std::fs::write(&snap, &pretty).unwrap();
     }
     let pinned = std::fs::read_to_string(&snap).unwrap_or_default();
-    assert!(pinned == pretty, "the public contract changed: review, then rerun with UPDATE_SNAPSHOTS=1 ({})", snap.display());
+    assert!(
+        pinned == pretty,
+        "the public contract changed: review, then rerun with UPDATE_SNAPSHOTS=1 ({})",
+        snap.display()
+    );
 }
 
 async fn reference_page(b: Backend) {

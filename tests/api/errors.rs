@@ -2,9 +2,17 @@ use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::both;
-use crate::common::{assert_error, into_resp, spawn, Backend};
+use crate::common::{Backend, assert_error, into_resp, spawn};
 
-both!(unknown_routes, not_acceptable_comes_first, malformed_bodies, wrong_content_type, oversized_body, wrong_method);
+both!(
+    nul_bytes_are_refused,
+    unknown_routes,
+    not_acceptable_comes_first,
+    malformed_bodies,
+    wrong_content_type,
+    oversized_body,
+    wrong_method
+);
 
 async fn unknown_routes(b: Backend) {
     let app = spawn(b).await;
@@ -17,7 +25,9 @@ async fn unknown_routes(b: Backend) {
 async fn not_acceptable_comes_first(b: Backend) {
     let app = spawn(b).await;
     let u = app.user().await;
-    for (accept, key) in [("text/html", Some(&u.key)), ("application/xml", None), ("application/json;q=0", Some(&u.key))] {
+    for (accept, key) in
+        [("text/html", Some(&u.key)), ("application/xml", None), ("application/json;q=0", Some(&u.key))]
+    {
         let mut req = app.http.get(format!("{}/api/auth/me", app.base)).header("accept", accept);
         if let Some(k) = key {
             req = req.bearer_auth(k);
@@ -27,7 +37,14 @@ async fn not_acceptable_comes_first(b: Backend) {
         assert_eq!(r.body, json!({"errors": {"detail": "Not Acceptable"}}));
     }
     for accept in ["application/json", "*/*", "application/*", "text/html, application/json;q=0.5"] {
-        let r = app.http.get(format!("{}/api/auth/me", app.base)).header("accept", accept).bearer_auth(&u.key).send().await.unwrap();
+        let r = app
+            .http
+            .get(format!("{}/api/auth/me", app.base))
+            .header("accept", accept)
+            .bearer_auth(&u.key)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(r.status(), StatusCode::OK, "{accept}");
     }
 }
@@ -59,7 +76,15 @@ async fn malformed_bodies(b: Backend) {
 async fn wrong_content_type(b: Backend) {
     let app = spawn(b).await;
     let u = app.user().await;
-    let r = app.http.post(format!("{}/api/keys", app.base)).bearer_auth(&u.key).header("content-type", "text/plain").body("{\"name\":\"x\"}").send().await.unwrap();
+    let r = app
+        .http
+        .post(format!("{}/api/keys", app.base))
+        .bearer_auth(&u.key)
+        .header("content-type", "text/plain")
+        .body("{\"name\":\"x\"}")
+        .send()
+        .await
+        .unwrap();
     let r = into_resp(r).await;
     assert_error(&r, StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type");
 }
@@ -75,5 +100,20 @@ async fn wrong_method(b: Backend) {
     let app = spawn(b).await;
     let u = app.user().await;
     let r = app.request(reqwest::Method::PUT, "/api/auth/me", Some(&u.key), None).await;
-    assert_eq!(r.status, StatusCode::METHOD_NOT_ALLOWED, "{}", r.text);
+    assert_error(&r, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed");
+}
+
+async fn nul_bytes_are_refused(b: Backend) {
+    let app = spawn(b).await;
+    let u = app.user().await;
+    let r = app.post("/api/keys", &u.key, json!({"name": "a\u{0}b"})).await;
+    assert_error(&r, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed");
+    assert_eq!(r.body["errors"]["name"][0], "must not contain NUL bytes");
+    let r = app
+        .post("/api/support/reports", &u.key, json!({"category": "bug", "message": "m", "context": {"k": ["\u{0}"]}}))
+        .await;
+    assert!(r.body["errors"]["context.k[0]"].is_array(), "{}", r.text);
+    let r = app.register("nul\u{0}@example.com", "correct horse").await;
+    assert_error(&r, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed");
+    assert_eq!(app.get("/api/keys", &u.key).await.body["data"].as_array().unwrap().len(), 1, "nothing was written");
 }

@@ -2,7 +2,7 @@ use reqwest::{Method, StatusCode};
 use serde_json::json;
 
 use crate::both;
-use crate::common::{assert_error, spawn, spawn_with, Backend};
+use crate::common::{Backend, assert_error, spawn, spawn_with};
 
 both!(health_probes, readiness_fails_when_the_database_is_gone, audit_paging, catalog, metrics_when_enabled);
 
@@ -27,9 +27,13 @@ async fn readiness_fails_when_the_database_is_gone(b: Backend) {
         Backend::Postgres => {
             use sqlx::Connection;
             let name = app.db_url.rsplit('/').next().unwrap().to_owned();
-            let base = std::env::var("ACS_TEST_POSTGRES").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());
+            let base =
+                std::env::var("ACS_TEST_POSTGRES").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());
             let mut admin = sqlx::PgConnection::connect(&format!("{base}/test")).await.unwrap();
-            sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE {name} WITH (FORCE)"))).execute(&mut admin).await.unwrap();
+            sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE {name} WITH (FORCE)")))
+                .execute(&mut admin)
+                .await
+                .unwrap();
         }
     }
     let r = app.request(Method::GET, "/api/health/ready", None, None).await;

@@ -4,7 +4,7 @@ use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::both;
-use crate::common::{assert_error, spawn, Backend};
+use crate::common::{Backend, assert_error, spawn};
 
 both!(accounts_are_isolated);
 
@@ -15,11 +15,17 @@ async fn accounts_are_isolated(b: Backend) {
 
     let r = app.post("/api/keys", &alice.key, json!({"name": "alice ci"})).await;
     let alice_key_id = r.body["data"]["key"]["id"].as_str().unwrap().to_owned();
-    let r = app.post("/api/support/reports", &alice.key, json!({"category": "bug", "message": "alice's secret trouble"})).await;
+    let r = app
+        .post("/api/support/reports", &alice.key, json!({"category": "bug", "message": "alice's secret trouble"}))
+        .await;
     let report_id = r.body["data"]["id"].as_str().unwrap().to_owned();
 
     assert_error(&app.delete(&format!("/api/keys/{alice_key_id}"), &bob.key).await, StatusCode::NOT_FOUND, "not_found");
-    assert_error(&app.get(&format!("/api/support/reports/{report_id}"), &bob.key).await, StatusCode::NOT_FOUND, "not_found");
+    assert_error(
+        &app.get(&format!("/api/support/reports/{report_id}"), &bob.key).await,
+        StatusCode::NOT_FOUND,
+        "not_found",
+    );
 
     let keys = app.get("/api/keys", &bob.key).await;
     assert!(!keys.text.contains(&alice_key_id));

@@ -2,9 +2,15 @@ use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::both;
-use crate::common::{assert_error, assert_refused, spawn, Backend};
+use crate::common::{Backend, assert_error, assert_refused, spawn};
 
-both!(create_list_revoke, key_validation, restricted_keys_are_refused_on_key_management, expired_keys, malformed_bearer);
+both!(
+    create_list_revoke,
+    key_validation,
+    restricted_keys_are_refused_on_key_management,
+    expired_keys,
+    malformed_bearer
+);
 
 async fn create_list_revoke(b: Backend) {
     let app = spawn(b).await;
@@ -41,7 +47,10 @@ async fn key_validation(b: Backend) {
         let r = app.post("/api/keys", &u.key, json!({"name": "e", "expires_in": bad})).await;
         assert!(r.body["errors"]["expires_in"].is_array(), "{bad}: {}", r.text);
     }
-    assert_eq!(app.post("/api/keys", &u.key, json!({"name": "e", "expires_in": 315_360_000})).await.status, StatusCode::CREATED);
+    assert_eq!(
+        app.post("/api/keys", &u.key, json!({"name": "e", "expires_in": 315_360_000})).await.status,
+        StatusCode::CREATED
+    );
     let r = app.post("/api/keys", &u.key, json!({"name": "e", "expires_in": 1})).await;
     assert_eq!(r.status, StatusCode::CREATED);
     assert!(r.body["data"]["key"]["expires_at"].is_string());
@@ -58,9 +67,15 @@ async fn restricted_keys_are_refused_on_key_management(b: Backend) {
     let narrow = r.body["data"]["api_key"].as_str().unwrap().to_owned();
 
     assert_eq!(app.get("/api/auth/me", &narrow).await.body["data"]["key"]["scope"], "restricted");
-    assert_refused(&app.post("/api/keys", &narrow, json!({"name": "wider"})).await, StatusCode::FORBIDDEN, "insufficient_scope");
+    assert_refused(
+        &app.post("/api/keys", &narrow, json!({"name": "wider"})).await,
+        StatusCode::FORBIDDEN,
+        "insufficient_scope",
+    );
     assert_refused(&app.get("/api/keys", &narrow).await, StatusCode::FORBIDDEN, "insufficient_scope");
-    let r = app.post("/api/account/password", &narrow, json!({"current_password": u.password, "new_password": "whatever123"})).await;
+    let r = app
+        .post("/api/account/password", &narrow, json!({"current_password": u.password, "new_password": "whatever123"}))
+        .await;
     assert_refused(&r, StatusCode::FORBIDDEN, "insufficient_scope");
 }
 

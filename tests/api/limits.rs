@@ -4,9 +4,16 @@ use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::both;
-use crate::common::{assert_error, into_resp, spawn, spawn_with, Backend};
+use crate::common::{Backend, assert_error, into_resp, spawn, spawn_with};
 
-both!(per_key_limit_at_the_spec_default, per_key_limit_configured, failed_auth_per_address, coarse_address_ceiling, forwarded_addresses_only_from_trusted_proxies, window_resets);
+both!(
+    per_key_limit_at_the_spec_default,
+    per_key_limit_configured,
+    failed_auth_per_address,
+    coarse_address_ceiling,
+    forwarded_addresses_only_from_trusted_proxies,
+    window_resets
+);
 
 fn assert_retry_after(r: &crate::common::Resp, max: u64) {
     let secs: u64 = r.headers.get("retry-after").expect("Retry-After").to_str().unwrap().parse().unwrap();
@@ -45,7 +52,8 @@ async fn per_key_limit_configured(b: Backend) {
 }
 
 async fn failed_auth_per_address(b: Backend) {
-    let app = spawn_with(b, &[("limits.failed_auth_per_address", json!(3)), ("limits.window_seconds", json!(3600))]).await;
+    let app =
+        spawn_with(b, &[("limits.failed_auth_per_address", json!(3)), ("limits.window_seconds", json!(3600))]).await;
     let u = app.user().await;
     for _ in 0..3 {
         assert_eq!(app.get("/api/auth/me", "acs_wrong").await.status, StatusCode::UNAUTHORIZED);
@@ -66,7 +74,11 @@ async fn coarse_address_ceiling(b: Backend) {
     for _ in 0..3 {
         assert_eq!(app.get("/api/auth/me", &u.key).await.status, StatusCode::OK);
     }
-    assert_eq!(app.get("/api/auth/me", "acs_wrong").await.status, StatusCode::UNAUTHORIZED, "the 6th request still answers");
+    assert_eq!(
+        app.get("/api/auth/me", "acs_wrong").await.status,
+        StatusCode::UNAUTHORIZED,
+        "the 6th request still answers"
+    );
     let r = app.get("/api/auth/me", &u.key).await;
     assert_error(&r, StatusCode::TOO_MANY_REQUESTS, "rate_limited");
     assert_retry_after(&r, 3600);

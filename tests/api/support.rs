@@ -8,12 +8,18 @@ use axum::http::{HeaderMap, StatusCode as AxStatus};
 use axum::routing::post;
 use base64::Engine;
 use reqwest::StatusCode;
-use serde_json::{json, Value};
+use serde_json::{Value, json};
 
 use crate::both;
-use crate::common::{assert_error, spawn, spawn_with, Backend, TestApp};
+use crate::common::{Backend, TestApp, assert_error, spawn, spawn_with};
 
-both!(file_and_read_reports, report_validation, forwards_to_the_tracker, failed_forwarding_is_retried, disabled_flag_answers_not_enabled);
+both!(
+    file_and_read_reports,
+    report_validation,
+    forwards_to_the_tracker,
+    failed_forwarding_is_retried,
+    disabled_flag_answers_not_enabled
+);
 
 /// A tracker that records what it receives and fails the first `fail_first` requests.
 #[derive(Clone, Default)]
@@ -22,7 +28,11 @@ struct Tracker {
     fail_first: usize,
 }
 
-async fn tracker_handler(State(t): State<Tracker>, headers: HeaderMap, body: axum::Json<Value>) -> (AxStatus, axum::Json<Value>) {
+async fn tracker_handler(
+    State(t): State<Tracker>,
+    headers: HeaderMap,
+    body: axum::Json<Value>,
+) -> (AxStatus, axum::Json<Value>) {
     let mut seen = t.seen.lock().unwrap();
     seen.push((headers, body.0));
     if seen.len() <= t.fail_first {
@@ -94,10 +104,27 @@ async fn report_validation(b: Backend) {
     assert_eq!(post(json!({"category": "bug", "message": "x".repeat(20_000)})).await.status, StatusCode::CREATED);
     assert!(post(json!({"category": "bug", "message": "x".repeat(20_001)})).await.body["errors"]["message"].is_array());
     assert!(post(json!({"category": "bug", "message": "m", "screenshot": "aGk="})).await.body["errors"]["screenshot_media_type"].is_array());
-    assert!(post(json!({"category": "bug", "message": "m", "screenshot": "aGk=", "screenshot_media_type": "image/bmp"})).await.body["errors"]["screenshot_media_type"].is_array());
-    assert!(post(json!({"category": "bug", "message": "m", "screenshot": "***", "screenshot_media_type": "image/png"})).await.body["errors"]["screenshot"].is_array());
-    assert!(post(json!({"category": "bug", "message": "m", "screenshot": "", "screenshot_media_type": "image/png"})).await.body["errors"]["screenshot"].is_array());
-    assert!(post(json!({"category": "bug", "message": "m", "context": [1]})).await.body["errors"]["context"].is_array());
+    assert!(
+        post(json!({"category": "bug", "message": "m", "screenshot": "aGk=", "screenshot_media_type": "image/bmp"}))
+            .await
+            .body["errors"]["screenshot_media_type"]
+            .is_array()
+    );
+    assert!(
+        post(json!({"category": "bug", "message": "m", "screenshot": "***", "screenshot_media_type": "image/png"}))
+            .await
+            .body["errors"]["screenshot"]
+            .is_array()
+    );
+    assert!(
+        post(json!({"category": "bug", "message": "m", "screenshot": "", "screenshot_media_type": "image/png"}))
+            .await
+            .body["errors"]["screenshot"]
+            .is_array()
+    );
+    assert!(
+        post(json!({"category": "bug", "message": "m", "context": [1]})).await.body["errors"]["context"].is_array()
+    );
     let r = app.get("/api/support/reports/00000000-0000-0000-0000-000000000000", &u.key).await;
     assert_error(&r, StatusCode::NOT_FOUND, "not_found");
 }
@@ -105,9 +132,12 @@ async fn report_validation(b: Backend) {
 async fn forwards_to_the_tracker(b: Backend) {
     let tracker = Tracker::default();
     let url = start_tracker(tracker.clone()).await;
-    let app = spawn_with(b, &[("support.forward_url", json!(url)), ("support.forward_token", json!("tracker-secret"))]).await;
+    let app =
+        spawn_with(b, &[("support.forward_url", json!(url)), ("support.forward_token", json!("tracker-secret"))]).await;
     let u = app.user().await;
-    let r = app.post("/api/support/reports", &u.key, json!({"category": "bug", "message": "crash on start\nstack..."})).await;
+    let r = app
+        .post("/api/support/reports", &u.key, json!({"category": "bug", "message": "crash on start\nstack..."}))
+        .await;
     let id = r.body["data"]["id"].as_str().unwrap().to_owned();
     let d = wait_for_status(&app, &u.key, &id, "forwarded").await;
     assert_eq!(d["external_url"], "https://tracker.test/issues/1");

@@ -14,12 +14,12 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::audit::{self, Actor};
-use crate::auth::{self, password, token, Principal, Scope};
-use crate::db::{is_unique_violation, RowExt};
+use crate::auth::{self, Principal, Scope, password, token};
+use crate::db::{RowExt, is_unique_violation};
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::Validator;
 use crate::http::middleware::ClientIp;
-use crate::http::{created, ok, Data, Json};
+use crate::http::{Data, Json, created, ok};
 use crate::keys::{self, CreatedKey};
 use crate::mail::Mail;
 use crate::state::AppState;
@@ -125,7 +125,9 @@ struct AccountRow {
 
 async fn find_account(state: &AppState, by: &str, value: &str) -> Result<Option<AccountRow>, sqlx::Error> {
     let sql = match by {
-        "email" => "SELECT id, email, password_hash, email_verified, pending_email, created_at FROM accounts WHERE email = $1",
+        "email" => {
+            "SELECT id, email, password_hash, email_verified, pending_email, created_at FROM accounts WHERE email = $1"
+        }
         _ => "SELECT id, email, password_hash, email_verified, pending_email, created_at FROM accounts WHERE id = $1",
     };
     let row = sqlx::query(sql).bind(value.to_owned()).fetch_optional(&state.db.pool).await?;
@@ -150,14 +152,16 @@ async fn account(state: &AppState, id: Uuid) -> ApiResult<AccountRow> {
 async fn send_verification(state: &AppState, account_id: Uuid, email: &str) -> Result<(), sqlx::Error> {
     let secret = token::generate("acsv_");
     let now = now_micros();
-    sqlx::query("INSERT INTO email_tokens (token_hash, account_id, email, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)")
-        .bind(token::digest(&secret))
-        .bind(account_id.to_string())
-        .bind(email.to_owned())
-        .bind(now + TOKEN_TTL_MICROS)
-        .bind(now)
-        .execute(&state.db.pool)
-        .await?;
+    sqlx::query(
+        "INSERT INTO email_tokens (token_hash, account_id, email, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)",
+    )
+    .bind(token::digest(&secret))
+    .bind(account_id.to_string())
+    .bind(email.to_owned())
+    .bind(now + TOKEN_TTL_MICROS)
+    .bind(now)
+    .execute(&state.db.pool)
+    .await?;
     let base = state.config().public_url.clone().unwrap_or_else(|| format!("http://{}", state.config().listen));
     state.mailer.send(Mail {
         to: email.to_owned(),
@@ -236,7 +240,8 @@ async fn login(
     };
     let mut tx = state.db.pool.begin().await?;
     let key = keys::create(&mut *tx, account_id, &key_name, Scope::Full, None).await?;
-    audit::record(&mut *tx, &Actor::account(account_id, Some(ip)), "account.login", Some(("api_key", key.key.id))).await?;
+    audit::record(&mut *tx, &Actor::account(account_id, Some(ip)), "account.login", Some(("api_key", key.key.id)))
+        .await?;
     tx.commit().await?;
     Ok(created(key))
 }
@@ -261,7 +266,11 @@ async fn verify_email(
         return Err(invalid());
     }
     if row.try_get::<i64, _>("expires_at")? <= now_micros() {
-        return Err(ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "expired", "The token expired; ask for a new one."));
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "expired",
+            "The token expired; ask for a new one.",
+        ));
     }
     let account_id = row.uuid("account_id")?;
     let email: String = row.try_get("email")?;

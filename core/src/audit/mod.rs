@@ -106,7 +106,11 @@ pub const MAX_PAGE: i64 = 500;
 /// Lists the account's audit records, newest first.
 #[utoipa::path(get, path = "/api/audit", tag = "audit", params(AuditQuery),
     responses((status = 200, description = "Audit records, newest first", body = Paged<AuditEvent>)))]
-async fn list(State(state): State<AppState>, p: Principal, Query(q): Query<AuditQuery>) -> ApiResult<Paged<AuditEvent>> {
+async fn list(
+    State(state): State<AppState>,
+    p: Principal,
+    Query(q): Query<AuditQuery>,
+) -> ApiResult<Paged<AuditEvent>> {
     let limit = crate::http::extract::page_limit(q.limit, 50, MAX_PAGE)?;
     let rows = sqlx::query(
         "SELECT id, actor_type, actor_id, action, target_type, target_id, ip, at FROM audit_events \

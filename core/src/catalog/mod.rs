@@ -9,7 +9,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::auth::Principal;
-use crate::http::{ok, Data};
+use crate::http::{Data, ok};
 use crate::state::AppState;
 
 /// Runtimes acs knows; DESIGN section 1.

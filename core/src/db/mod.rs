@@ -76,11 +76,9 @@ impl Db {
     /// Readiness: the database answers and its schema is readable (a bare
     /// `SELECT 1` would pass on a SQLite file that no longer holds a database).
     pub async fn ping(&self) -> bool {
-        let probe = sqlx::query("SELECT version FROM _sqlx_migrations ORDER BY version DESC LIMIT 1").fetch_optional(&self.pool);
-        tokio::time::timeout(Duration::from_secs(2), probe)
-            .await
-            .map(|r| matches!(r, Ok(Some(_))))
-            .unwrap_or(false)
+        let probe = sqlx::query("SELECT version FROM _sqlx_migrations ORDER BY version DESC LIMIT 1")
+            .fetch_optional(&self.pool);
+        tokio::time::timeout(Duration::from_secs(2), probe).await.map(|r| matches!(r, Ok(Some(_)))).unwrap_or(false)
     }
 }
 

@@ -78,24 +78,21 @@ pub fn finish(mut api: OpenApi) -> OpenApi {
         .build();
     let components = api.components.get_or_insert_with(Default::default);
     components.schemas.insert(ErrorBody::name().into_owned(), ErrorBody::schema());
-    components
-        .security_schemes
-        .insert("bearer".into(), RefOr::T(SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build())));
+    components.security_schemes.insert(
+        "bearer".into(),
+        RefOr::T(SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build())),
+    );
     api.security = Some(vec![SecurityRequirement::new("bearer", Vec::<String>::new())]);
     for (path, item) in api.paths.paths.iter_mut() {
         let has_path_params = path.contains('{');
-        for op in [
-            item.get.as_mut(),
-            item.put.as_mut(),
-            item.post.as_mut(),
-            item.delete.as_mut(),
-            item.patch.as_mut(),
-        ]
-        .into_iter()
-        .flatten()
+        for op in [item.get.as_mut(), item.put.as_mut(), item.post.as_mut(), item.delete.as_mut(), item.patch.as_mut()]
+            .into_iter()
+            .flatten()
         {
             let has_query = op.parameters.as_ref().is_some_and(|ps| {
-                ps.iter().any(|p| matches!(p, RefOr::T(p) if matches!(p.parameter_in, utoipa::openapi::path::ParameterIn::Query)))
+                ps.iter().any(
+                    |p| matches!(p, RefOr::T(p) if matches!(p.parameter_in, utoipa::openapi::path::ParameterIn::Query)),
+                )
             });
             if op.request_body.is_some() || has_query {
                 add_response(op, "422", "`validation_failed`: `errors` names each field");
@@ -176,7 +173,8 @@ pub fn render_html(api: &OpenApi) -> String {
             if let Some(RefOr::T(body)) = &op.request_body {
                 for (media, content) in &body.content {
                     if let RefOr::T(content) = content {
-                        let _ = write!(out, "<p>Body <code>{}</code>: {}</p>", esc(media), schema_name(&content.schema));
+                        let _ =
+                            write!(out, "<p>Body <code>{}</code>: {}</p>", esc(media), schema_name(&content.schema));
                     }
                 }
             }
@@ -192,7 +190,8 @@ pub fn render_html(api: &OpenApi) -> String {
                     ),
                     RefOr::Ref(r) => (r.ref_location.clone(), String::new()),
                 };
-                let _ = write!(out, "<tr><td><b>{}</b></td><td>{}</td><td>{}</td></tr>", esc(status), schema, esc(&desc));
+                let _ =
+                    write!(out, "<tr><td><b>{}</b></td><td>{}</td><td>{}</td></tr>", esc(status), schema, esc(&desc));
             }
             out.push_str("</table></div>");
         }

@@ -2,7 +2,7 @@
 
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
-use axum::http::{header, StatusCode};
+use axum::http::{StatusCode, header};
 use bytes::Bytes;
 use serde::de::DeserializeOwned;
 
@@ -51,7 +51,34 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         field_error(&path, &strip_position(&inner.to_string()))
     })?;
     de.end().map_err(|_| ApiError::invalid("body", "has trailing characters after the JSON value"))?;
+    // PostgreSQL cannot store NUL in text, and the spec refuses it in every
+    // string it bounds; only an escaped `\u0000` can put one in a JSON string.
+    if bytes.windows(6).any(|w| w == b"\\u0000") {
+        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(bytes) {
+            if let Some(path) = nul_path(&v, String::new()) {
+                return Err(ApiError::invalid(
+                    if path.is_empty() { "body" } else { &path },
+                    "must not contain NUL bytes",
+                ));
+            }
+        }
+    }
     Ok(value)
+}
+
+/// The path of the first string (or object key) holding a NUL character.
+fn nul_path(v: &serde_json::Value, at: String) -> Option<String> {
+    let join = |k: &str| if at.is_empty() { k.to_owned() } else { format!("{at}.{k}") };
+    match v {
+        serde_json::Value::String(s) if s.contains('\0') => Some(at),
+        serde_json::Value::Array(items) => {
+            items.iter().enumerate().find_map(|(i, item)| nul_path(item, format!("{at}[{i}]")))
+        }
+        serde_json::Value::Object(map) => map.iter().find_map(|(k, item)| {
+            if k.contains('\0') { Some(join(&k.replace('\0', "\\u0000"))) } else { nul_path(item, join(k)) }
+        }),
+        _ => None,
+    }
 }
 
 fn strip_position(msg: &str) -> String {
@@ -167,6 +194,15 @@ mod tests {
         assert_eq!(field_of(e), "inner.n");
         let e = parse_json::<Body>(br#"{"email":"a","inner":{}}"#).unwrap_err();
         assert_eq!(field_of(e), "inner.n");
+    }
+
+    #[test]
+    fn nul_characters_are_refused_by_path() {
+        let e = parse_json::<Body>(br#"{"email":"a\u0000b"}"#).unwrap_err();
+        assert_eq!(field_of(e), "email");
+        let e = parse_json::<serde_json::Value>(br#"{"ctx":{"list":["ok","x\u0000"]}}"#).unwrap_err();
+        assert_eq!(field_of(e), "ctx.list[1]");
+        assert!(parse_json::<serde_json::Value>(br#"{"ok":"a\\u0000"}"#).is_ok(), "an escaped backslash is no NUL");
     }
 
     #[test]

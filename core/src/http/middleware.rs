@@ -5,7 +5,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::Instant;
 
 use axum::extract::{ConnectInfo, MatchedPath, Request, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use ipnet::IpNet;
@@ -52,15 +52,12 @@ pub fn accepts(accept: &str, offered: &str) -> bool {
 
 /// What a path can answer with, for content negotiation.
 fn offered_types(path: &str) -> &'static [&'static str] {
-    if path.ends_with("/stream") {
-        &["text/event-stream", "application/json"]
-    } else {
-        &["application/json"]
-    }
+    if path.ends_with("/stream") { &["text/event-stream", "application/json"] } else { &["application/json"] }
 }
 
 fn not_acceptable() -> Response {
-    (StatusCode::NOT_ACCEPTABLE, axum::Json(serde_json::json!({"errors": {"detail": "Not Acceptable"}}))).into_response()
+    (StatusCode::NOT_ACCEPTABLE, axum::Json(serde_json::json!({"errors": {"detail": "Not Acceptable"}})))
+        .into_response()
 }
 
 /// First middleware on every request: 406, client address, coarse ceiling.
@@ -68,14 +65,12 @@ pub async fn admit(State(state): State<AppState>, mut req: Request, next: Next) 
     let path = req.uri().path();
     if (path.starts_with("/api/") || path == "/api")
         && let Some(accept) = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok())
-            && !offered_types(path).iter().any(|t| accepts(accept, t)) {
-                return not_acceptable();
-            }
-    let peer = req
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|c| c.0.ip())
-        .unwrap_or(IpAddr::from([127, 0, 0, 1]));
+        && !offered_types(path).iter().any(|t| accepts(accept, t))
+    {
+        return not_acceptable();
+    }
+    let peer =
+        req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0.ip()).unwrap_or(IpAddr::from([127, 0, 0, 1]));
     let ip = client_ip(peer, req.headers(), &state.config().limits.trusted_proxies);
     if let Verdict::Deny { retry_after } = state.limiter.address(ip) {
         return ApiError::rate_limited(retry_after).into_response();
@@ -89,7 +84,8 @@ pub async fn record_metrics(State(state): State<AppState>, req: Request, next: N
     if !state.metrics.enabled() {
         return next.run(req).await;
     }
-    let route = req.extensions().get::<MatchedPath>().map(|m| m.as_str().to_owned()).unwrap_or_else(|| "unmatched".into());
+    let route =
+        req.extensions().get::<MatchedPath>().map(|m| m.as_str().to_owned()).unwrap_or_else(|| "unmatched".into());
     let method = req.method().to_string();
     let start = Instant::now();
     let res = next.run(req).await;
@@ -100,6 +96,11 @@ pub async fn record_metrics(State(state): State<AppState>, req: Request, next: N
 /// Unknown routes: 404 `not_found` with the error body.
 pub async fn fallback() -> ApiError {
     ApiError::new(StatusCode::NOT_FOUND, "not_found", "No such route.")
+}
+
+/// A known route asked with a method it does not serve.
+pub async fn method_not_allowed() -> ApiError {
+    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed", "This route does not serve that method.")
 }
 
 #[cfg(test)]

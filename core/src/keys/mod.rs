@@ -13,11 +13,11 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use crate::audit::{self, Actor};
-use crate::auth::{token, Principal, Scope};
+use crate::auth::{Principal, Scope, token};
 use crate::db::RowExt;
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::Validator;
-use crate::http::{created, ok, Data, Json, Path};
+use crate::http::{Data, Json, Path, created, ok};
 use crate::state::AppState;
 use crate::time_fmt::{from_micros, now_micros, to_micros};
 
