@@ -86,9 +86,8 @@ pub fn main() -> ExitCode {
 
 async fn serve(loaded: Loaded) -> anyhow::Result<()> {
     let listen = loaded.config.listen.clone();
-    let listener = tokio::net::TcpListener::bind(&listen)
-        .await
-        .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
+    let listener =
+        tokio::net::TcpListener::bind(&listen).await.map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
     let running = server::start(loaded, listener).await.map_err(|e| anyhow::anyhow!("{e}"))?;
     server::cancel_on_signal(running.state.shutdown.clone());
     tracing::info!(addr = %running.addr, "acs is ready: http://{}/docs", running.addr);

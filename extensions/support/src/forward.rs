@@ -4,15 +4,15 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use acs_core::AppState;
 use acs_core::db::RowExt;
 use acs_core::time_fmt::now_micros;
-use acs_core::AppState;
 use base64::Engine;
 use sqlx::Row;
 use uuid::Uuid;
 
-use crate::reports::{from_row, COLUMNS};
 use crate::Runtime;
+use crate::reports::{COLUMNS, from_row};
 
 /// How long a claimed report is reserved for one worker.
 const LEASE_MICROS: i64 = 60_000_000;
@@ -122,7 +122,8 @@ async fn forward_one(state: &AppState, rt: &Runtime, url: &str, id: Uuid) -> Res
         }
         Err(error) => {
             let attempts = attempts + 1;
-            let next = (attempts < rt.config.max_attempts).then(|| now + backoff_micros(rt.config.retry_seconds, attempts - 1));
+            let next = (attempts < rt.config.max_attempts)
+                .then(|| now + backoff_micros(rt.config.retry_seconds, attempts - 1));
             tracing::warn!(report = %id, attempts, error = %error, "support report not forwarded");
             sqlx::query(
                 "UPDATE support_reports SET status = 'failed', forward_error = $1, attempts = $2, \

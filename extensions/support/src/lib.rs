@@ -9,8 +9,8 @@ mod reports;
 
 use std::sync::Arc;
 
-use acs_core::extension::{BoxError, BoxFuture, Extension, Registration, Worker};
 use acs_core::AppState;
+use acs_core::extension::{BoxError, BoxFuture, Extension, Registration, Worker};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
 use utoipa_axum::router::OpenApiRouter;

@@ -4,15 +4,15 @@ use acs_core::audit::{self, Actor};
 use acs_core::auth::Principal;
 use acs_core::db::RowExt;
 use acs_core::http::extract::Validator;
-use acs_core::http::{created, ok, Data, Json, Path};
+use acs_core::http::{Data, Json, Path, created, ok};
 use acs_core::time_fmt::{from_micros, now_micros};
 use acs_core::{ApiError, ApiResult, AppState};
 use axum::extract::State;
 use axum::http::StatusCode;
 use base64::Engine;
 use serde::{Deserialize, Serialize};
-use sqlx::any::AnyRow;
 use sqlx::Row;
+use sqlx::any::AnyRow;
 use time::OffsetDateTime;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -142,7 +142,11 @@ pub fn validate(req: &SupportReportRequest) -> ApiResult<Option<Vec<u8>>> {
         (Some(_), None) => v.check(false, "screenshot_media_type", "can't be blank when a screenshot is sent"),
         (None, Some(_)) => v.check(false, "screenshot", "can't be blank when screenshot_media_type is sent"),
         (Some(data), Some(media)) => {
-            v.check(SCREENSHOT_TYPES.contains(&media.as_str()), "screenshot_media_type", "is not a supported image type");
+            v.check(
+                SCREENSHOT_TYPES.contains(&media.as_str()),
+                "screenshot_media_type",
+                "is not a supported image type",
+            );
             match base64::engine::general_purpose::STANDARD.decode(data.trim()) {
                 Ok(b) if b.is_empty() => v.check(false, "screenshot", "is empty"),
                 Ok(b) if b.len() > MAX_SCREENSHOT_BYTES => v.check(false, "screenshot", "is over 10 MB"),
