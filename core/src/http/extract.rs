@@ -53,15 +53,11 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     de.end().map_err(|_| ApiError::invalid("body", "has trailing characters after the JSON value"))?;
     // PostgreSQL cannot store NUL in text, and the spec refuses it in every
     // string it bounds; only an escaped `\u0000` can put one in a JSON string.
-    if bytes.windows(6).any(|w| w == b"\\u0000") {
-        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(bytes) {
-            if let Some(path) = nul_path(&v, String::new()) {
-                return Err(ApiError::invalid(
-                    if path.is_empty() { "body" } else { &path },
-                    "must not contain NUL bytes",
-                ));
-            }
-        }
+    if bytes.windows(6).any(|w| w == b"\\u0000")
+        && let Ok(v) = serde_json::from_slice::<serde_json::Value>(bytes)
+        && let Some(path) = nul_path(&v, String::new())
+    {
+        return Err(ApiError::invalid(if path.is_empty() { "body" } else { &path }, "must not contain NUL bytes"));
     }
     Ok(value)
 }
