@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use acs_core::config::{self, Loaded};
 use acs_core::db::Db;
-use acs_core::server;
+use acs_core::{secrets, server};
 use clap::{Parser, Subcommand};
 
 /// acs, the Agent Computer Service: runs AI coding agents in isolated
@@ -31,6 +31,18 @@ pub enum Command {
     Migrate,
     /// Print the effective configuration, secrets masked.
     Config,
+    /// Manage encryption keys.
+    #[command(subcommand)]
+    Keys(KeysCommand),
+}
+
+#[derive(Subcommand)]
+pub enum KeysCommand {
+    /// Start using a new master key and re-wrap every account's data key with it.
+    /// With a key file, a new key is generated and put first (old keys stay so
+    /// running servers keep reading); with `secrets.master_keys`, put the new key
+    /// first in the configuration, then run this. Servers need no restart.
+    RotateMaster,
 }
 
 fn config_file(explicit: Option<PathBuf>) -> Option<PathBuf> {
@@ -72,6 +84,7 @@ pub fn main() -> ExitCode {
         match cli.command {
             Command::Serve => serve(loaded).await,
             Command::Migrate => migrate(loaded).await,
+            Command::Keys(KeysCommand::RotateMaster) => rotate_master(loaded).await,
             Command::Config => unreachable!("handled above"),
         }
     });
@@ -98,5 +111,19 @@ async fn migrate(loaded: Loaded) -> anyhow::Result<()> {
     let db = Db::connect(&loaded.config.database).await?;
     db.migrate().await?;
     println!("migrations applied");
+    Ok(())
+}
+
+async fn rotate_master(loaded: Loaded) -> anyhow::Result<()> {
+    let mut keyring = secrets::load_keyring(&loaded.config.secrets)?;
+    if keyring.file().is_some() {
+        let id = keyring.rotate_file()?;
+        println!("new master key {id} is now current");
+    }
+    let db = Db::connect(&loaded.config.database).await?;
+    db.migrate().await?;
+    let crypto = secrets::Crypto::new(keyring);
+    let n = crypto.rewrap_all(&db).await?;
+    println!("re-wrapped {n} account data key(s)");
     Ok(())
 }

@@ -33,6 +33,7 @@ pub struct Config {
     pub email: EmailConfig,
     pub limits: LimitsConfig,
     pub sandbox: SandboxConfig,
+    pub secrets: SecretsConfig,
     pub metrics: MetricsConfig,
     pub log: LogConfig,
     /// Runtime flags by name; each compiled-in extension has one.
@@ -104,6 +105,22 @@ pub struct SandboxConfig {
     pub providers: Vec<String>,
 }
 
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SecretsConfig {
+    /// Master keys in base64 (32 bytes each), current first. When empty,
+    /// keys come from `master_key_file`.
+    pub master_keys: Vec<String>,
+    /// Key file, created (mode 0600) on first start when missing.
+    pub master_key_file: String,
+}
+
+impl Default for SecretsConfig {
+    fn default() -> Self {
+        SecretsConfig { master_keys: Vec::new(), master_key_file: "acs.key".into() }
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MetricsConfig {
@@ -130,6 +147,7 @@ impl Default for Config {
             email: EmailConfig::default(),
             limits: LimitsConfig::default(),
             sandbox: SandboxConfig::default(),
+            secrets: SecretsConfig::default(),
             metrics: MetricsConfig::default(),
             log: LogConfig::default(),
             features: BTreeMap::new(),

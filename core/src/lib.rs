@@ -4,12 +4,15 @@
 //! [`extension::Extension`] trait and `inventory`; see `DESIGN.md` section 2.
 
 pub mod accounts;
+pub mod agents;
 pub mod audit;
 pub mod auth;
 pub mod catalog;
 pub mod config;
+pub mod credentials;
 pub mod db;
 pub mod docs;
+pub mod environments;
 pub mod error;
 pub mod extension;
 pub mod health;
@@ -18,9 +21,12 @@ pub mod keys;
 pub mod mail;
 pub mod metrics;
 pub mod ratelimit;
+pub mod search;
+pub mod secrets;
 pub mod server;
 pub mod state;
 pub mod time_fmt;
+pub mod vaults;
 
 pub use error::{ApiError, ApiResult};
 pub use extension::Extension;

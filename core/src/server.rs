@@ -29,7 +29,9 @@ use crate::mail::Mailer;
 use crate::metrics::Metrics;
 use crate::ratelimit::RateLimiter;
 use crate::state::{AppState, Inner};
-use crate::{accounts, audit, auth, catalog, docs, health, keys};
+use crate::{
+    accounts, agents, audit, auth, catalog, credentials, docs, environments, health, keys, search, secrets, vaults,
+};
 
 /// The assembled application, ready to serve.
 pub struct App {
@@ -69,7 +71,9 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         .await
         .map_err(|e| format!("database {}: {e}", redact_url(&loaded.config.database.url)))?;
     db.migrate().await.map_err(|e| format!("database migration failed: {e}"))?;
+    let keyring = secrets::load_keyring(&loaded.config.secrets)?;
     let state = AppState::new(Inner {
+        crypto: secrets::Crypto::new(keyring),
         limiter: RateLimiter::new(&loaded.config.limits),
         mailer: Mailer::from_config(&loaded.config.email)?,
         metrics: Metrics::new(loaded.config.metrics.enabled),
@@ -91,7 +95,12 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         .merge(accounts::router())
         .merge(keys::router())
         .merge(audit::router())
-        .merge(catalog::router());
+        .merge(catalog::router())
+        .merge(agents::router())
+        .merge(environments::router())
+        .merge(vaults::router())
+        .merge(credentials::router())
+        .merge(search::router());
     for ext in &exts {
         let gate = Gate { state: state.clone(), name: ext.name() };
         protected = protected.merge(ext.routes().route_layer(from_fn_with_state(gate, feature_gate)));

@@ -12,6 +12,7 @@ use crate::db::Db;
 use crate::mail::Mailer;
 use crate::metrics::Metrics;
 use crate::ratelimit::RateLimiter;
+use crate::secrets::Crypto;
 
 #[derive(Clone)]
 pub struct AppState(Arc<Inner>);
@@ -20,6 +21,8 @@ pub struct Inner {
     pub loaded: Loaded,
     pub db: Db,
     pub limiter: RateLimiter,
+    /// Encryption of secret values at rest.
+    pub crypto: Crypto,
     pub mailer: Mailer,
     pub metrics: Metrics,
     /// Runtime flags; start from `features.*` and may be switched while running.

@@ -84,6 +84,7 @@ pub async fn spawn_with(backend: Backend, overrides: &[(&str, Value)]) -> TestAp
         .merge(Serialized::default("listen", "127.0.0.1:0"))
         .merge(Serialized::default("database.url", &db_url))
         .merge(Serialized::default("database.max_connections", 4))
+        .merge(Serialized::default("secrets.master_key_file", dir.join("acs.key").display().to_string()))
         .merge(Serialized::default("email.transport", "file"))
         .merge(Serialized::default("email.outbox_dir", dir.join("outbox").display().to_string()));
     for (k, v) in overrides {

@@ -4,11 +4,16 @@
 mod common;
 
 mod accounts;
+mod agents;
 mod cli;
+mod credentials;
 mod docs;
+mod environments;
 mod errors;
 mod health_audit;
 mod isolation;
 mod keys;
 mod limits;
+mod search;
 mod support;
+mod vaults;

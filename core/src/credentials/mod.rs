@@ -1,0 +1,9 @@
+//! credentials
+
+use utoipa_axum::router::OpenApiRouter;
+
+use crate::state::AppState;
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+}
