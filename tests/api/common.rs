@@ -128,6 +128,12 @@ impl Drop for TestApp {
 }
 
 impl TestApp {
+    /// The running server's state, for checks the API deliberately cannot make
+    /// (secret values are write-only).
+    pub fn state(&self) -> &acs::core::AppState {
+        &self.running.as_ref().expect("server running").state
+    }
+
     pub async fn request(&self, method: Method, path: &str, key: Option<&str>, body: Option<Value>) -> Resp {
         let mut req = self.http.request(method, format!("{}{path}", self.base));
         if let Some(k) = key {
