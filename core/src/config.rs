@@ -51,11 +51,21 @@ pub struct DatabaseConfig {
     pub max_connections: u32,
 }
 
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct AuthConfig {
     /// When set, registration requires this code.
     pub access_code: Option<String>,
+    /// How long a replica may reuse a resolved API key or account identity
+    /// (0 disables). A key revoked on one replica stops at once there and
+    /// within this many seconds on the others.
+    pub cache_seconds: u64,
+}
+
+impl Default for AuthConfig {
+    fn default() -> Self {
+        AuthConfig { access_code: None, cache_seconds: 5 }
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]

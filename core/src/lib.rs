@@ -7,6 +7,7 @@ pub mod accounts;
 pub mod agents;
 pub mod audit;
 pub mod auth;
+pub mod cache;
 pub mod catalog;
 pub mod config;
 pub mod credentials;

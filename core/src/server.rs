@@ -20,6 +20,7 @@ use tower_http::trace::TraceLayer;
 use utoipa::openapi::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
+use crate::cache::TtlCache;
 use crate::config::Loaded;
 use crate::db::Db;
 use crate::error::ApiError;
@@ -72,7 +73,10 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         .map_err(|e| format!("database {}: {e}", redact_url(&loaded.config.database.url)))?;
     db.migrate().await.map_err(|e| format!("database migration failed: {e}"))?;
     let keyring = secrets::load_keyring(&loaded.config.secrets)?;
+    let cache_ttl = Duration::from_secs(loaded.config.auth.cache_seconds);
     let state = AppState::new(Inner {
+        key_cache: TtlCache::new(cache_ttl, 100_000),
+        account_cache: TtlCache::new(cache_ttl, 100_000),
         crypto: secrets::Crypto::new(keyring),
         limiter: RateLimiter::new(&loaded.config.limits),
         mailer: Mailer::from_config(&loaded.config.email)?,

@@ -7,7 +7,10 @@ use std::sync::{Arc, RwLock};
 
 use tokio_util::sync::CancellationToken;
 
+use crate::accounts::Identity;
+use crate::cache::TtlCache;
 use crate::config::{Config, Loaded};
+use crate::keys::ResolvedKey;
 use crate::db::Db;
 use crate::mail::Mailer;
 use crate::metrics::Metrics;
@@ -21,6 +24,10 @@ pub struct Inner {
     pub loaded: Loaded,
     pub db: Db,
     pub limiter: RateLimiter,
+    /// Resolved API keys by digest (see `auth.cache_seconds`).
+    pub key_cache: TtlCache<String, ResolvedKey>,
+    /// Account identity by account id (see `auth.cache_seconds`).
+    pub account_cache: TtlCache<uuid::Uuid, Identity>,
     /// Encryption of secret values at rest.
     pub crypto: Crypto,
     pub mailer: Mailer,

@@ -114,6 +114,15 @@ pub struct Message {
     pub message: String,
 }
 
+/// What `GET /api/auth/me` shows of an account, as the account cache keeps it.
+#[derive(Debug, Clone)]
+pub struct Identity {
+    pub email: String,
+    pub email_verified: bool,
+    pub pending_email: Option<String>,
+    pub created_at: i64,
+}
+
 struct AccountRow {
     id: Uuid,
     email: String,
@@ -303,6 +312,7 @@ async fn verify_email(
     let action = if changed { "account.email_changed" } else { "account.email_verified" };
     audit::record(&mut *tx, &Actor::account(account_id, Some(ip)), action, Some(("account", account_id))).await?;
     tx.commit().await?;
+    state.account_cache.remove(&account_id);
     Ok(axum::Json(VerifyEmailResponse {
         user_id: account_id,
         email_verified: true,
@@ -327,9 +337,22 @@ async fn resend_verification(State(state): State<AppState>, p: Principal) -> Api
 /// The caller's account identity.
 #[utoipa::path(get, path = "/api/auth/me", tag = "auth", responses((status = 200, description = "Identity", body = Data<Me>)))]
 async fn me(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Me>> {
-    let a = account(&state, p.account_id).await?;
+    let a = match state.account_cache.get(&p.account_id) {
+        Some(identity) => identity,
+        None => {
+            let row = account(&state, p.account_id).await?;
+            let identity = Identity {
+                email: row.email,
+                email_verified: row.email_verified,
+                pending_email: row.pending_email,
+                created_at: row.created_at,
+            };
+            state.account_cache.insert(p.account_id, identity.clone());
+            identity
+        }
+    };
     Ok(ok(Me {
-        user_id: a.id,
+        user_id: p.account_id,
         email: a.email,
         email_verified: a.email_verified,
         pending_email: a.pending_email,
@@ -410,6 +433,7 @@ async fn change_email(
         .await?;
     audit::record(&mut *tx, &Actor::key(&p), "account.email_change_requested", Some(("account", a.id))).await?;
     tx.commit().await?;
+    state.account_cache.remove(&a.id);
     send_verification(&state, a.id, &new_email).await?;
     Ok((
         StatusCode::ACCEPTED,

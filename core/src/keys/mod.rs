@@ -107,20 +107,42 @@ pub async fn create<'e, E: sqlx::Executor<'e, Database = Any>>(
     Ok(CreatedKey { api_key: secret, key })
 }
 
+/// A key resolved from the database, as the key cache keeps it.
+#[derive(Debug, Clone)]
+pub struct ResolvedKey {
+    pub account_id: Uuid,
+    pub key_id: Uuid,
+    pub scope: Scope,
+    pub expires_at: Option<i64>,
+}
+
 /// Resolves a bearer token to (account, key, scope), or a 401 refusal.
 pub async fn authenticate(state: &AppState, secret: &str) -> ApiResult<(Uuid, Uuid, Scope)> {
     if !secret.starts_with(token::KEY_PREFIX) {
         return Err(ApiError::unauthenticated("api_key_invalid"));
     }
+    let digest = token::digest(secret);
+    let key = match state.key_cache.get(&digest) {
+        Some(k) => k,
+        None => {
+            let k = resolve(state, &digest).await?;
+            state.key_cache.insert(digest, k.clone());
+            k
+        }
+    };
+    if key.expires_at.is_some_and(|e| e <= now_micros()) {
+        return Err(ApiError::unauthenticated("api_key_expired"));
+    }
+    Ok((key.account_id, key.key_id, key.scope))
+}
+
+async fn resolve(state: &AppState, digest: &str) -> ApiResult<ResolvedKey> {
     let row = sqlx::query("SELECT id, account_id, scope, expires_at, last_used_at FROM api_keys WHERE key_hash = $1")
-        .bind(token::digest(secret))
+        .bind(digest.to_owned())
         .fetch_optional(&state.db.pool)
         .await?
         .ok_or_else(|| ApiError::unauthenticated("api_key_invalid"))?;
     let now = now_micros();
-    if row.try_get::<Option<i64>, _>("expires_at")?.is_some_and(|e| e <= now) {
-        return Err(ApiError::unauthenticated("api_key_expired"));
-    }
     let key_id = row.uuid("id")?;
     let scope: String = row.try_get("scope")?;
     // Recording use at most once a minute keeps a write off most requests.
@@ -134,7 +156,12 @@ pub async fn authenticate(state: &AppState, secret: &str) -> ApiResult<(Uuid, Uu
                 .await;
         });
     }
-    Ok((row.uuid("account_id")?, key_id, Scope::parse(&scope).unwrap_or(Scope::Restricted)))
+    Ok(ResolvedKey {
+        account_id: row.uuid("account_id")?,
+        key_id,
+        scope: Scope::parse(&scope).unwrap_or(Scope::Restricted),
+        expires_at: row.try_get("expires_at")?,
+    })
 }
 
 /// Checks a key name: 1 to 200 characters, not blank.
@@ -198,6 +225,7 @@ async fn revoke(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid
     }
     audit::record(&mut *tx, &Actor::key(&p), "api_key.revoked", Some(("api_key", id))).await?;
     tx.commit().await?;
+    state.key_cache.remove_where(|k| k.key_id == id);
     Ok(StatusCode::NO_CONTENT)
 }
 
