@@ -53,7 +53,7 @@ fn config_file(explicit: Option<PathBuf>) -> Option<PathBuf> {
 }
 
 fn init_logging(loaded: &Loaded) {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("ACS_LOG")
+    let filter = tracing_subscriber::EnvFilter::try_from_env("RUST_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&loaded.config.log.level));
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(false);
     if loaded.config.log.json { builder.json().init() } else { builder.init() }

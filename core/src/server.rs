@@ -15,7 +15,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 use utoipa::openapi::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
@@ -120,14 +120,14 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
     let mut router = router
         .route("/api/docs", get(move || async move { axum::Json(doc.as_ref().clone()) }))
         .route("/docs", get(move || async move { Html(html.as_ref().clone()) }));
+    router = router.fallback(middleware::fallback).method_not_allowed_fallback(middleware::method_not_allowed);
     if state.metrics.enabled() {
-        router = router.route("/metrics", get(metrics_text));
+        router = router
+            .route("/metrics", get(metrics_text))
+            .layer(from_fn_with_state(state.clone(), middleware::record_metrics));
     }
     let max_body = state.config().limits.max_body_bytes;
     let router = router
-        .fallback(middleware::fallback)
-        .method_not_allowed_fallback(middleware::method_not_allowed)
-        .layer(from_fn_with_state(state.clone(), middleware::record_metrics))
         .layer(DefaultBodyLimit::max(max_body))
         .layer(from_fn_with_state(state.clone(), middleware::admit))
         .layer(CatchPanicLayer::custom(|_| ApiError::internal().into_response()))
@@ -136,9 +136,31 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
             tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
         }))
         .layer(PropagateRequestIdLayer::x_request_id())
-        .layer(SetRequestIdLayer::x_request_id(MakeRequestUuid))
+        .layer(SetRequestIdLayer::x_request_id(RequestIds::new()))
         .with_state(state.clone());
     Ok(App { state, router, openapi, extensions: exts })
+}
+
+/// Request ids unique across replicas and restarts without a random draw per
+/// request: a random prefix per process, then a counter.
+#[derive(Clone)]
+struct RequestIds {
+    prefix: Arc<str>,
+    next: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl RequestIds {
+    fn new() -> Self {
+        let prefix = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
+        RequestIds { prefix: prefix.into(), next: Arc::new(std::sync::atomic::AtomicU64::new(1)) }
+    }
+}
+
+impl MakeRequestId for RequestIds {
+    fn make_request_id<B>(&mut self, _: &axum::http::Request<B>) -> Option<RequestId> {
+        let n = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        HeaderValue::from_str(&format!("{}-{n}", self.prefix)).ok().map(RequestId::new)
+    }
 }
 
 async fn metrics_text(State(state): State<AppState>) -> Response {

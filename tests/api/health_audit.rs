@@ -13,6 +13,19 @@ async fn health_probes(b: Backend) {
     assert_eq!(r.body, json!({"status": "ok", "checks": {"database": "ok"}}));
     let r = app.request(Method::GET, "/api/health/live", None, None).await;
     assert_eq!(r.body["status"], "ok");
+    // Every answer carries a request id, also found in the server's log lines.
+    let again = app.request(Method::GET, "/api/health/live", None, None).await;
+    let (a, b) = (&r.headers["x-request-id"], &again.headers["x-request-id"]);
+    assert!(!a.is_empty() && a != b, "{a:?} {b:?}");
+    // A caller's own id is kept.
+    let own = app
+        .http
+        .get(format!("{}/api/health/live", app.base))
+        .header("x-request-id", "trace-me-1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(own.headers()["x-request-id"], "trace-me-1");
 }
 
 async fn readiness_fails_when_the_database_is_gone(b: Backend) {

@@ -79,11 +79,8 @@ pub async fn admit(State(state): State<AppState>, mut req: Request, next: Next) 
     next.run(req).await
 }
 
-/// Records request count and latency by matched route.
+/// Records request count and latency by matched route (mounted only when metrics are on).
 pub async fn record_metrics(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    if !state.metrics.enabled() {
-        return next.run(req).await;
-    }
     let route =
         req.extensions().get::<MatchedPath>().map(|m| m.as_str().to_owned()).unwrap_or_else(|| "unmatched".into());
     let method = req.method().to_string();
