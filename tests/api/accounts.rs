@@ -13,6 +13,7 @@ both!(
     email_verification,
     password_change,
     email_change_applies_on_verification,
+    verification_mail_goes_out_over_smtp,
 );
 
 async fn register_login_me(b: Backend) {
@@ -193,4 +194,70 @@ async fn email_change_applies_on_verification(b: Backend) {
     assert_eq!(me["data"]["pending_email"], serde_json::Value::Null);
     assert_eq!(app.login("new@example.com", &u.password).await.status, StatusCode::CREATED);
     assert_eq!(app.login(&u.email, &u.password).await.status, StatusCode::UNAUTHORIZED);
+}
+
+/// A minimal SMTP server: accepts one message and hands its DATA back.
+async fn smtp_receiver() -> (u16, tokio::sync::oneshot::Receiver<String>) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let (sock, _) = listener.accept().await.unwrap();
+        let (read, mut write) = sock.into_split();
+        let mut lines = BufReader::new(read).lines();
+        write.write_all(b"220 test ESMTP\r\n").await.unwrap();
+        let mut data = String::new();
+        let mut in_data = false;
+        while let Ok(Some(line)) = lines.next_line().await {
+            if in_data {
+                if line == "." {
+                    in_data = false;
+                    write.write_all(b"250 queued\r\n").await.unwrap();
+                } else {
+                    data.push_str(&line);
+                    data.push('\n');
+                }
+                continue;
+            }
+            let verb = line.split_whitespace().next().unwrap_or("").to_ascii_uppercase();
+            let reply: &[u8] = match verb.as_str() {
+                "EHLO" | "HELO" => b"250 test\r\n",
+                "DATA" => {
+                    in_data = true;
+                    b"354 go ahead\r\n"
+                }
+                "QUIT" => {
+                    write.write_all(b"221 bye\r\n").await.unwrap();
+                    break;
+                }
+                _ => b"250 ok\r\n",
+            };
+            write.write_all(reply).await.unwrap();
+        }
+        let _ = tx.send(data);
+    });
+    (port, rx)
+}
+
+async fn verification_mail_goes_out_over_smtp(b: Backend) {
+    let (port, received) = smtp_receiver().await;
+    let app = spawn_with(
+        b,
+        &[
+            ("email.transport", json!("smtp")),
+            ("email.smtp_url", json!(format!("smtp://127.0.0.1:{port}"))),
+            ("email.from", json!("acs <noreply@acs.test>")),
+        ],
+    )
+    .await;
+    let r = app.register("smtp@example.com", "correct horse").await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let data =
+        tokio::time::timeout(std::time::Duration::from_secs(10), received).await.expect("mail within 10 s").unwrap();
+    assert!(data.contains("To: smtp@example.com"), "{data}");
+    assert!(data.contains("noreply@acs.test"), "{data}");
+    let token = data.split_whitespace().find(|w| w.starts_with("acsv_")).expect("token in the body").to_owned();
+    let r = app.public_post("/api/auth/verify-email", json!({"token": token})).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
 }
