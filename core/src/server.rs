@@ -15,8 +15,6 @@ use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
-use tower_http::trace::TraceLayer;
 use utoipa::openapi::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 
@@ -88,6 +86,7 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
             .timeout(Duration::from_secs(10))
             .build()?,
         slots: Default::default(),
+        request_ids: middleware::RequestIds::new(),
         db,
         loaded,
     });
@@ -129,38 +128,11 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
     let max_body = state.config().limits.max_body_bytes;
     let router = router
         .layer(DefaultBodyLimit::max(max_body))
-        .layer(from_fn_with_state(state.clone(), middleware::admit))
         .layer(CatchPanicLayer::custom(|_| ApiError::internal().into_response()))
-        .layer(TraceLayer::new_for_http().make_span_with(|req: &Request| {
-            let id = req.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("");
-            tracing::info_span!("request", method = %req.method(), path = %req.uri().path(), request_id = %id)
-        }))
-        .layer(PropagateRequestIdLayer::x_request_id())
-        .layer(SetRequestIdLayer::x_request_id(RequestIds::new()))
+        // Outermost: request id, tracing span, 406, client address, coarse limit.
+        .layer(from_fn_with_state(state.clone(), middleware::admit))
         .with_state(state.clone());
     Ok(App { state, router, openapi, extensions: exts })
-}
-
-/// Request ids unique across replicas and restarts without a random draw per
-/// request: a random prefix per process, then a counter.
-#[derive(Clone)]
-struct RequestIds {
-    prefix: Arc<str>,
-    next: Arc<std::sync::atomic::AtomicU64>,
-}
-
-impl RequestIds {
-    fn new() -> Self {
-        let prefix = uuid::Uuid::new_v4().simple().to_string()[..12].to_owned();
-        RequestIds { prefix: prefix.into(), next: Arc::new(std::sync::atomic::AtomicU64::new(1)) }
-    }
-}
-
-impl MakeRequestId for RequestIds {
-    fn make_request_id<B>(&mut self, _: &axum::http::Request<B>) -> Option<RequestId> {
-        let n = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        HeaderValue::from_str(&format!("{}-{n}", self.prefix)).ok().map(RequestId::new)
-    }
 }
 
 async fn metrics_text(State(state): State<AppState>) -> Response {

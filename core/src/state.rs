@@ -38,6 +38,8 @@ pub struct Inner {
     pub shutdown: CancellationToken,
     /// Outbound HTTP client (no redirects followed).
     pub http: reqwest::Client,
+    /// Makes the `x-request-id` of requests that bring none.
+    pub request_ids: crate::http::middleware::RequestIds,
     /// State that extensions keep per server, one value per type.
     pub slots: Slots,
 }

@@ -7,7 +7,7 @@ pub mod rules;
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row};
@@ -150,71 +150,66 @@ pub struct AgentCreate {
     pub metadata: Option<Map<String, Value>>,
 }
 
-/// Distinguishes an absent field (`None`) from an explicit null (`Some(None)`).
-fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(d).map(Some)
-}
-
 /// PATCH body: an omitted field is unchanged; null clears a nullable field
 /// (and resets `sandbox_mode`, `mcp_servers`, `skills`, `metadata` to their defaults).
 #[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(default)]
 pub struct AgentUpdate {
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<String>)]
     pub name: Option<Option<String>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<Runtime>)]
     pub runtime: Option<Option<Runtime>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<String>)]
     pub description: Option<Option<String>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<Vec<String>>)]
     pub command: Option<Option<Vec<String>>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<String>)]
     pub model: Option<Option<String>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<String>)]
     pub system_prompt: Option<Option<String>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<Uuid>)]
     pub environment_id: Option<Option<Uuid>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<Uuid>)]
     pub vault_id: Option<Option<Uuid>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<Uuid>)]
     pub inference_credential_id: Option<Option<Uuid>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<SandboxMode>)]
     pub sandbox_mode: Option<Option<SandboxMode>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<Object>)]
     pub permission_policy: Option<Option<Map<String, Value>>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<Object>)]
     pub session_config: Option<Option<Value>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<Vec<Uuid>>)]
     pub allowed_environment_ids: Option<Option<Vec<Uuid>>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<Vec<Uuid>>)]
     pub allowed_vault_ids: Option<Option<Vec<Uuid>>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<Vec<Uuid>>)]
     pub allowed_inference_credential_ids: Option<Option<Vec<Uuid>>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<Object>)]
     pub execution_limits: Option<Option<Map<String, Value>>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<Vec<Object>>)]
     pub mcp_servers: Option<Option<Vec<Map<String, Value>>>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<Vec<Value>>)]
     pub skills: Option<Option<Vec<Value>>>,
-    #[serde(deserialize_with = "nullable")]
+    #[serde(deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<Object>)]
     pub metadata: Option<Option<Map<String, Value>>>,
 }

@@ -5,7 +5,7 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row};
 use time::OffsetDateTime;
@@ -67,18 +67,13 @@ pub struct CredentialSetCreate {
     pub name: String,
 }
 
-/// Distinguishes an absent field (`None`) from an explicit null (`Some(None)`).
-fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(d).map(Some)
-}
-
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct CredentialSetUpdate {
     pub name: Option<String>,
     /// Only `true` is accepted: promote this set to default.
     pub is_default: Option<bool>,
     /// A linked subscription this set runs `codex` on; null clears it.
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<Uuid>)]
     pub openai_grant_id: Option<Option<Uuid>>,
 }

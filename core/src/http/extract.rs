@@ -131,6 +131,14 @@ fn form_urlencoded_parse(q: &str) -> form_urlencoded::Parse<'_> {
     form_urlencoded::parse(q.as_bytes())
 }
 
+/// For `Option<Option<T>>` fields with `#[serde(default, deserialize_with = "nullable")]`:
+/// an absent field stays `None`, an explicit null becomes `Some(None)`.
+pub fn nullable<'de, D: serde::Deserializer<'de>, T: serde::Deserialize<'de>>(
+    d: D,
+) -> Result<Option<Option<T>>, D::Error> {
+    <Option<T> as serde::Deserialize>::deserialize(d).map(Some)
+}
+
 /// Collects field errors and returns them all at once.
 #[derive(Default)]
 pub struct Validator(pub FieldErrors);

@@ -1,18 +1,23 @@
-//! Middleware that runs before any handler: content negotiation (406 comes
-//! first), the client address, the coarse per-address ceiling, and metrics.
+//! Middleware that runs before any handler: the request id and tracing span,
+//! content negotiation (406 comes first), the client address, the coarse
+//! per-address ceiling, and metrics.
 
 use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use axum::extract::{ConnectInfo, MatchedPath, Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use ipnet::IpNet;
+use tracing::Instrument;
 
 use crate::error::ApiError;
 use crate::ratelimit::Verdict;
 use crate::state::AppState;
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
 /// The caller's address: the peer, or the forwarded client when the peer is
 /// a trusted proxy.
@@ -60,8 +65,59 @@ fn not_acceptable() -> Response {
         .into_response()
 }
 
-/// First middleware on every request: 406, client address, coarse ceiling.
+/// Request ids unique across replicas and restarts without a random draw per
+/// request: a random prefix per process, then a counter.
+pub struct RequestIds {
+    prefix: String,
+    next: AtomicU64,
+}
+
+impl RequestIds {
+    pub fn new() -> Self {
+        RequestIds { prefix: uuid::Uuid::new_v4().simple().to_string()[..12].to_owned(), next: AtomicU64::new(1) }
+    }
+
+    fn make(&self) -> HeaderValue {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        HeaderValue::from_str(&format!("{}-{n}", self.prefix)).expect("hex and digits are a valid header")
+    }
+}
+
+impl Default for RequestIds {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A caller's own request id is kept when it is short and printable.
+fn callers_request_id(headers: &HeaderMap) -> Option<HeaderValue> {
+    headers
+        .get(REQUEST_ID)
+        .filter(|v| {
+            !v.is_empty() && v.len() <= 128 && v.to_str().is_ok_and(|s| s.chars().all(|c| c.is_ascii_graphic()))
+        })
+        .cloned()
+}
+
+/// First middleware on every request, in one pass (every layer costs on the
+/// hot path): the request id (kept from the caller or made, echoed on the
+/// answer), the tracing span carrying it, 406, the client address and the
+/// coarse per-address ceiling.
 pub async fn admit(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    let id = callers_request_id(req.headers()).unwrap_or_else(|| state.request_ids.make());
+    req.headers_mut().insert(REQUEST_ID, id.clone());
+    let span = tracing::info_span!(
+        "request",
+        method = %req.method(),
+        path = %req.uri().path(),
+        request_id = id.to_str().unwrap_or_default()
+    );
+    let mut res = admitted(state, req, next).instrument(span).await;
+    res.headers_mut().insert(REQUEST_ID, id);
+    res
+}
+
+async fn admitted(state: AppState, mut req: Request, next: Next) -> Response {
     let path = req.uri().path();
     if (path.starts_with("/api/") || path == "/api")
         && let Some(accept) = req.headers().get(header::ACCEPT).and_then(|v| v.to_str().ok())

@@ -6,7 +6,7 @@ pub mod secrets;
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sqlx::any::AnyRow;
 use sqlx::{Any, Row};
@@ -42,18 +42,13 @@ pub struct Vault {
     pub updated_at: OffsetDateTime,
 }
 
-/// Distinguishes an absent field (`None`) from an explicit null (`Some(None)`).
-fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<Option<T>>, D::Error> {
-    Option::<T>::deserialize(d).map(Some)
-}
-
 /// Body of create (`name` required) and update (omitted fields unchanged).
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct VaultUpdate {
     /// 1 to 200 characters; required on create.
     pub name: Option<String>,
     /// At most 2000 characters; null clears it.
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<String>)]
     pub description: Option<Option<String>>,
     pub metadata: Option<Map<String, Value>>,
@@ -65,7 +60,7 @@ pub struct VaultCopyRequest {
     /// Default: the source's name followed by ` (copy)`, within 200 characters.
     pub name: Option<String>,
     /// Default: the source's description; null leaves the copy without one.
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<String>)]
     pub description: Option<Option<String>>,
 }
