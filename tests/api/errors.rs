@@ -5,6 +5,7 @@ use crate::both;
 use crate::common::{Backend, assert_error, into_resp, spawn};
 
 both!(
+    concurrent_writes_never_fail,
     nul_bytes_are_refused,
     unknown_routes,
     not_acceptable_comes_first,
@@ -116,4 +117,50 @@ async fn nul_bytes_are_refused(b: Backend) {
     let r = app.register("nul\u{0}@example.com", "correct horse").await;
     assert_error(&r, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed");
     assert_eq!(app.get("/api/keys", &u.key).await.body["data"].as_array().unwrap().len(), 1, "nothing was written");
+}
+
+/// Transactions that read before they write must not fail when another
+/// connection commits in between (on SQLite that needs `BEGIN IMMEDIATE`).
+async fn concurrent_writes_never_fail(b: Backend) {
+    let app = std::sync::Arc::new(spawn(b).await);
+    let u = app.user().await;
+    let mut tasks = Vec::new();
+    for i in 0..24 {
+        let (app, key) = (app.clone(), u.key.clone());
+        tasks.push(tokio::spawn(async move {
+            // A fresh key's first use writes `last_used_at` in the background.
+            let r = app.post("/api/keys", &key, json!({"name": format!("k{i}")})).await;
+            assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+            let fresh = r.body["data"]["api_key"].as_str().unwrap().to_owned();
+            let r =
+                app.post("/api/account/inference-credential-sets", &fresh, json!({"name": format!("set {i}")})).await;
+            assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+            let r = app.post("/api/agents", &fresh, json!({"name": format!("agent {i}"), "runtime": "claude"})).await;
+            assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let sets = app.get("/api/account/inference-credential-sets", &u.key).await;
+    let defaults = sets.body["data"].as_array().unwrap().iter().filter(|s| s["is_default"] == true).count();
+    assert_eq!(defaults, 1, "racing first sets still leave exactly one default");
+
+    // Racing first writes through the default-set route share one `Default` set.
+    let v = app.user().await;
+    let mut tasks = Vec::new();
+    for provider in ["anthropic_api_key", "claude_code_oauth_token", "openai_api_key", "gemini_api_key"] {
+        let (app, key) = (app.clone(), v.key.clone());
+        tasks.push(tokio::spawn(async move {
+            let path = format!("/api/account/inference-credentials/{provider}");
+            let r = app.request(reqwest::Method::PUT, &path, Some(&key), Some(json!({"value": "v"}))).await;
+            assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    let sets = app.get("/api/account/inference-credential-sets", &v.key).await;
+    assert_eq!(sets.body["data"].as_array().unwrap().len(), 1, "{}", sets.text);
+    assert_eq!(sets.body["data"][0]["providers"].as_array().unwrap().len(), 4);
 }

@@ -203,7 +203,7 @@ async fn register(
     let hash = password::hash(req.password).await;
     let id = Uuid::now_v7();
     let now = now_micros();
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     let inserted = sqlx::query(
         "INSERT INTO accounts (id, email, password_hash, email_verified, created_at, updated_at) VALUES ($1, $2, $3, 0, $4, $4)",
     )
@@ -247,7 +247,7 @@ async fn login(
         state.limiter.failed_auth(ip);
         return Err(ApiError::new(StatusCode::UNAUTHORIZED, "invalid_credentials", "Email or password is incorrect."));
     };
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     let key = keys::create(&mut *tx, account_id, &key_name, Scope::Full, None).await?;
     audit::record(&mut *tx, &Actor::account(account_id, Some(ip)), "account.login", Some(("api_key", key.key.id)))
         .await?;
@@ -265,7 +265,7 @@ async fn verify_email(
     Json(req): Json<VerifyEmailRequest>,
 ) -> ApiResult<axum::Json<VerifyEmailResponse>> {
     let invalid = || ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_token", "The token is not valid.");
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     let row = sqlx::query("SELECT account_id, email, expires_at, used_at FROM email_tokens WHERE token_hash = $1")
         .bind(token::digest(req.token.trim()))
         .fetch_optional(&mut *tx)
@@ -390,7 +390,7 @@ async fn change_password(
     let a = account(&state, p.account_id).await?;
     check_current_password(&a, req.current_password).await?;
     let hash = password::hash(req.new_password).await;
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     sqlx::query("UPDATE accounts SET password_hash = $1, updated_at = $2 WHERE id = $3")
         .bind(hash)
         .bind(now_micros())
@@ -424,7 +424,7 @@ async fn change_email(
     if find_account(&state, "email", &new_email).await?.is_some() {
         return Err(ApiError::invalid("new_email", "has already been taken"));
     }
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     sqlx::query("UPDATE accounts SET pending_email = $1, updated_at = $2 WHERE id = $3")
         .bind(new_email.clone())
         .bind(now_micros())

@@ -463,7 +463,7 @@ async fn change(
     action: &str,
     next: impl FnOnce(AgentSpec) -> ApiResult<AgentSpec>,
 ) -> ApiResult<Agent> {
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     sqlx::query("UPDATE agents SET updated_at = updated_at WHERE id = $1 AND account_id = $2")
         .bind(id.to_string())
         .bind(p.account_id.to_string())
@@ -510,7 +510,7 @@ async fn create(
     let id = Uuid::now_v7();
     let now = now_micros();
     let json = spec_json(&spec);
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     check_references(&mut tx, p.account_id, &spec, None).await?;
     sqlx::query(
         "INSERT INTO agents (id, account_id, name, description, runtime, environment_id, vault_id, \
@@ -566,7 +566,7 @@ async fn update(
     responses((status = 204, description = "Deleted"),
         (status = 404, description = "No such agent", body = crate::error::ErrorBody)))]
 async fn delete(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<StatusCode> {
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     let done = sqlx::query("DELETE FROM agents WHERE id = $1 AND account_id = $2")
         .bind(id.to_string())
         .bind(p.account_id.to_string())

@@ -164,8 +164,20 @@ pub async fn default_set_id(
     row.map(|r| r.uuid("id")).transpose()
 }
 
+/// Serialises set creation per account (a row lock on PostgreSQL; SQLite
+/// transactions already hold the write lock), so two first sets cannot
+/// both become the default.
+async fn lock_account(tx: &mut sqlx::Transaction<'_, Any>, account_id: Uuid) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE accounts SET updated_at = updated_at WHERE id = $1")
+        .bind(account_id.to_string())
+        .execute(&mut **tx)
+        .await?;
+    Ok(())
+}
+
 /// Inserts a set; the account's first set becomes its default.
 async fn insert_set(tx: &mut sqlx::Transaction<'_, Any>, account_id: Uuid, name: &str) -> ApiResult<Uuid> {
+    lock_account(tx, account_id).await?;
     let is_default = default_set_id(&mut **tx, account_id).await?.is_none();
     let id = Uuid::now_v7();
     let now = now_micros();
@@ -199,7 +211,7 @@ async fn touch(tx: &mut sqlx::Transaction<'_, Any>, set_id: Uuid) -> Result<(), 
 async fn put_value(state: &AppState, p: &Principal, set_id: Uuid, provider: &str, value: &str) -> ApiResult<()> {
     let sealed = state.crypto.encrypt(&state.db, p.account_id, &aad(set_id, provider), value).await?;
     let now = now_micros();
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     sqlx::query(
         "INSERT INTO inference_credentials (set_id, account_id, provider, ciphertext, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $5) \
@@ -220,7 +232,7 @@ async fn put_value(state: &AppState, p: &Principal, set_id: Uuid, provider: &str
 }
 
 async fn clear_value(state: &AppState, p: &Principal, set_id: Uuid, provider: &str) -> ApiResult<()> {
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     let done = sqlx::query("DELETE FROM inference_credentials WHERE set_id = $1 AND provider = $2 AND account_id = $3")
         .bind(set_id.to_string())
         .bind(provider.to_owned())
@@ -261,6 +273,12 @@ pub async fn credential_value(
     }
 }
 
+/// 409 `credential_set_is_default`: the default set cannot be deleted.
+fn is_default_error() -> ApiError {
+    ApiError::conflict("credential_set_is_default", "The default set cannot be deleted; promote another set first.")
+        .with("reason", "is_default")
+}
+
 fn statuses(held: &[String]) -> Vec<InferenceCredentialStatus> {
     PROVIDERS
         .iter()
@@ -288,7 +306,7 @@ async fn create_set(
     let mut v = Validator::default();
     check_name(&mut v, &req.name);
     v.finish()?;
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     let id = insert_set(&mut tx, p.account_id, req.name.trim()).await?;
     audit::record(
         &mut *tx,
@@ -323,7 +341,7 @@ async fn update_set(
         // Subscriptions arrive with their own extension; until one is linked no id names one.
         return Err(ApiError::not_found("Subscription"));
     }
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     if let Some(name) = &req.name {
         let renamed = sqlx::query("UPDATE inference_credential_sets SET name = $1, updated_at = $2 WHERE id = $3")
             .bind(name.trim().to_owned())
@@ -377,13 +395,9 @@ async fn delete_set(State(state): State<AppState>, p: Principal, Path(id): Path<
     p.require_full()?;
     let set = find_set(&state, p.account_id, id).await?;
     if set.is_default {
-        return Err(ApiError::conflict(
-            "credential_set_is_default",
-            "The default set cannot be deleted; promote another set first.",
-        )
-        .with("reason", "is_default"));
+        return Err(is_default_error());
     }
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     // The default check is repeated in the statement: a concurrent promotion cannot slip between.
     let done =
         sqlx::query("DELETE FROM inference_credential_sets WHERE id = $1 AND account_id = $2 AND is_default = 0")
@@ -392,11 +406,7 @@ async fn delete_set(State(state): State<AppState>, p: Principal, Path(id): Path<
             .execute(&mut *tx)
             .await?;
     if done.rows_affected() == 0 {
-        return Err(ApiError::conflict(
-            "credential_set_is_default",
-            "The default set cannot be deleted; promote another set first.",
-        )
-        .with("reason", "is_default"));
+        return Err(is_default_error());
     }
     audit::record(
         &mut *tx,
@@ -465,10 +475,12 @@ async fn put_default(
     p.require_full()?;
     check_provider(&provider)?;
     check_value(&req.value)?;
-    let set_id = match default_set_id(&state.db.pool, p.account_id).await? {
+    // Looked up under the account lock, so two first writes share one `Default` set.
+    let mut tx = state.db.begin().await?;
+    lock_account(&mut tx, p.account_id).await?;
+    let set_id = match default_set_id(&mut *tx, p.account_id).await? {
         Some(id) => id,
         None => {
-            let mut tx = state.db.pool.begin().await?;
             let id = insert_set(&mut tx, p.account_id, DEFAULT_SET_NAME).await?;
             audit::record(
                 &mut *tx,
@@ -477,10 +489,10 @@ async fn put_default(
                 Some(("inference_credential_set", id)),
             )
             .await?;
-            tx.commit().await?;
             id
         }
     };
+    tx.commit().await?;
     put_value(&state, &p, set_id, &provider, &req.value).await?;
     Ok(ok(InferenceCredentialStatus { provider, set: true }))
 }

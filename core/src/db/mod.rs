@@ -73,6 +73,18 @@ impl Db {
         }
     }
 
+    /// Starts a transaction. On SQLite it takes the write lock at once
+    /// (`BEGIN IMMEDIATE`, waiting out the busy timeout): a deferred
+    /// transaction that reads and then writes fails outright when another
+    /// connection commits in between (`SQLITE_BUSY_SNAPSHOT`), which the
+    /// busy timeout does not cover. Every transaction here writes.
+    pub async fn begin(&self) -> Result<sqlx::Transaction<'static, sqlx::Any>, sqlx::Error> {
+        match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await,
+            Backend::Postgres => self.pool.begin().await,
+        }
+    }
+
     /// Readiness: the database answers and its schema is readable (a bare
     /// `SELECT 1` would pass on a SQLite file that no longer holds a database).
     pub async fn ping(&self) -> bool {

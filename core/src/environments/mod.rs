@@ -162,7 +162,7 @@ async fn create_environment(
     let id = Uuid::now_v7();
     let now = now_micros();
     let fingerprint = rules::fingerprint(&spec);
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     sqlx::query(
         "INSERT INTO environments (id, account_id, name, spec, build_fingerprint, fingerprint_at, created_at, updated_at) \
          VALUES ($1, $2, $3, $4, $5, $6, $6, $6)",
@@ -199,7 +199,7 @@ async fn update_environment(
     Path(id): Path<Uuid>,
     Json(req): Json<EnvironmentUpdate>,
 ) -> ApiResult<Data<Environment>> {
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     lock(&mut tx, p.account_id, id).await?;
     let current = load(&mut *tx, p.account_id, id).await?;
     let (name, spec) = rules::merge(current.name, current.spec, req);
@@ -236,7 +236,7 @@ async fn delete_environment(
     p: Principal,
     Path(id): Path<Uuid>,
 ) -> ApiResult<StatusCode> {
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     // Secrets go with it (ON DELETE CASCADE).
     let done = sqlx::query("DELETE FROM environments WHERE id = $1 AND account_id = $2")
         .bind(id.to_string())

@@ -128,7 +128,7 @@ pub(super) async fn put_secret(
     // data key on another connection, which SQLite's single writer would block.
     let sealed = state.crypto.encrypt(&state.db, p.account_id, &aad(id, &key), &req.value).await?;
     let now = now_micros();
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     lock(&mut tx, p.account_id, id).await?;
     let existing = sqlx::query("SELECT id, created_at FROM environment_secrets WHERE environment_id = $1 AND key = $2")
         .bind(id.to_string())
@@ -185,7 +185,7 @@ pub(super) async fn delete_secret(
     p: Principal,
     Path((id, key)): Path<(Uuid, String)>,
 ) -> ApiResult<StatusCode> {
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     lock(&mut tx, p.account_id, id).await?;
     let env = load(&mut *tx, p.account_id, id).await?;
     let secret_id = sqlx::query("SELECT id FROM environment_secrets WHERE environment_id = $1 AND key = $2")

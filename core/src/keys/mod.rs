@@ -201,7 +201,7 @@ async fn create_key(
     }
     v.finish()?;
     let expires_at = req.expires_in.map(|s| OffsetDateTime::now_utc() + time::Duration::seconds(s));
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     let created_key =
         create(&mut *tx, p.account_id, req.name.trim(), req.scope.unwrap_or(Scope::Full), expires_at).await?;
     audit::record(&mut *tx, &Actor::key(&p), "api_key.created", Some(("api_key", created_key.key.id))).await?;
@@ -214,7 +214,7 @@ async fn create_key(
     responses((status = 204, description = "Revoked"), (status = 404, description = "No such key", body = crate::error::ErrorBody)))]
 async fn revoke(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<StatusCode> {
     p.require_full()?;
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     let done = sqlx::query("DELETE FROM api_keys WHERE id = $1 AND account_id = $2")
         .bind(id.to_string())
         .bind(p.account_id.to_string())

@@ -175,7 +175,7 @@ async fn create_vault(
         inserted_at: at,
         updated_at: at,
     };
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     insert(&mut *tx, p.account_id, &vault).await?;
     audit::record(&mut *tx, &Actor::key(&p), "vault.created", Some(("vault", vault.id))).await?;
     tx.commit().await?;
@@ -198,7 +198,7 @@ async fn update_vault(
     Path(id): Path<Uuid>,
     Json(req): Json<VaultUpdate>,
 ) -> ApiResult<Data<Vault>> {
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     lock(&mut tx, p.account_id, id).await?;
     let current = find(&mut *tx, p.account_id, id).await?;
     let name = req.name.unwrap_or(current.name);
@@ -232,7 +232,7 @@ async fn update_vault(
     responses((status = 204, description = "Deleted"),
         (status = 404, description = "No such vault", body = crate::error::ErrorBody)))]
 async fn delete_vault(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<StatusCode> {
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     // Secrets go with it (ON DELETE CASCADE).
     let done = sqlx::query("DELETE FROM vaults WHERE id = $1 AND account_id = $2")
         .bind(id.to_string())
@@ -272,7 +272,7 @@ async fn copy_vault(
     };
     // Re-sealed before the transaction (see `secrets::put_secret`).
     let copies = secrets::reseal_all(&state, p.account_id, id, vault.id).await?;
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     insert(&mut *tx, p.account_id, &vault).await?;
     secrets::insert_copies(&mut tx, p.account_id, vault.id, copies).await?;
     audit::record(&mut *tx, &Actor::key(&p), "vault.copied", Some(("vault", vault.id))).await?;

@@ -196,7 +196,7 @@ pub(super) async fn put_secret(
     // Sealed before the transaction: a first seal may write the account's
     // data key on another connection, which SQLite's single writer would block.
     let sealed = state.crypto.encrypt(&state.db, p.account_id, &aad(id, &key), &req.value).await?;
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     lock(&mut tx, p.account_id, id).await?;
     let existing = sqlx::query("SELECT id, created_at FROM vault_secrets WHERE vault_id = $1 AND key = $2")
         .bind(id.to_string())
@@ -244,7 +244,7 @@ pub(super) async fn delete_secret(
     p: Principal,
     Path((id, key)): Path<(Uuid, String)>,
 ) -> ApiResult<StatusCode> {
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     lock(&mut tx, p.account_id, id).await?;
     let secret_id = sqlx::query("SELECT id FROM vault_secrets WHERE vault_id = $1 AND key = $2")
         .bind(id.to_string())
@@ -308,7 +308,7 @@ mod tests {
         put(state, account, from, "A", "alpha", None).await;
         put(state, account, from, "OLD", "old", Some(5)).await;
         let copies = reseal_all(state, account, from, to).await.unwrap();
-        let mut tx = state.db.pool.begin().await.unwrap();
+        let mut tx = state.db.begin().await.unwrap();
         insert_copies(&mut tx, account, to, copies).await.unwrap();
         tx.commit().await.unwrap();
         assert_eq!(live_secret_values(state, account, to, 10).await.unwrap(), [("A".into(), "alpha".into())]);

@@ -170,7 +170,7 @@ async fn create(
     let screenshot = validate(&req)?;
     let id = Uuid::now_v7();
     let now = now_micros();
-    let mut tx = state.db.pool.begin().await?;
+    let mut tx = state.db.begin().await?;
     sqlx::query(
         "INSERT INTO support_reports (id, account_id, category, message, client, context, screenshot, \
          screenshot_media_type, status, attempts, next_attempt_at, created_at) \
