@@ -47,6 +47,7 @@ fn config_prints_the_effective_configuration_masked() {
     assert!(text.contains("access_code = \"********\""), "{text}");
     assert!(text.contains("requests_per_key = 7"), "{text}");
     assert!(text.contains("[support]"), "extension sections are shown: {text}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -65,22 +66,19 @@ fn unknown_keys_stop_the_start() {
     let out = acs().current_dir(&dir).args(["--config", "missing.toml", "serve"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(!dir.join("acs.db").exists(), "nothing was created");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn migrate_on(backend: Backend) {
     let dir = temp_dir();
-    let url = match backend {
-        Backend::Sqlite => format!("sqlite://{}", dir.join("fresh.db").display()),
+    let base = std::env::var("ACS_TEST_POSTGRES").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());
+    let psql = |sql: &str| Command::new("psql").args([&format!("{base}/test"), "-qc", sql]).status().unwrap();
+    let (url, pg_name) = match backend {
+        Backend::Sqlite => (format!("sqlite://{}", dir.join("fresh.db").display()), None),
         Backend::Postgres => {
             let name = format!("acs_cli_{}", uuid::Uuid::new_v4().simple());
-            let base =
-                std::env::var("ACS_TEST_POSTGRES").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());
-            let ok = Command::new("psql")
-                .args([&format!("{base}/test"), "-qc", &format!("CREATE DATABASE {name}")])
-                .status()
-                .unwrap();
-            assert!(ok.success());
-            format!("{base}/{name}")
+            assert!(psql(&format!("CREATE DATABASE {name}")).success());
+            (format!("{base}/{name}"), Some(name))
         }
     };
     for _ in 0..2 {
@@ -88,6 +86,10 @@ fn migrate_on(backend: Backend) {
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         assert!(String::from_utf8(out.stdout).unwrap().contains("migrations applied"));
     }
+    if let Some(name) = pg_name {
+        psql(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -130,4 +132,5 @@ fn serve_starts_on_embedded_defaults_and_stops_on_sigterm() {
     assert!(ok.success());
     let status = child.wait().unwrap();
     assert!(status.success(), "graceful exit: {status}");
+    let _ = std::fs::remove_dir_all(&dir);
 }
