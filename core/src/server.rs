@@ -2,7 +2,7 @@
 //! it, runs the workers, and shuts down gracefully.
 
 use std::net::SocketAddr;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
@@ -79,7 +79,7 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         limiter: RateLimiter::new(&loaded.config.limits),
         mailer: Mailer::from_config(&loaded.config.email)?,
         metrics: Metrics::new(loaded.config.metrics.enabled),
-        features: RwLock::new(loaded.config.features.clone()),
+        features: loaded.config.features.clone(),
         shutdown: CancellationToken::new(),
         http: reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())

@@ -32,8 +32,8 @@ pub struct Inner {
     pub crypto: Crypto,
     pub mailer: Mailer,
     pub metrics: Metrics,
-    /// Runtime flags; start from `features.*` and may be switched while running.
-    pub features: RwLock<BTreeMap<String, bool>>,
+    /// Runtime flags from `features.*`.
+    pub features: BTreeMap<String, bool>,
     /// Cancelled when the server shuts down; workers watch it.
     pub shutdown: CancellationToken,
     /// Outbound HTTP client (no redirects followed).
@@ -59,7 +59,7 @@ impl AppState {
     }
 
     pub fn feature_enabled(&self, name: &str) -> bool {
-        self.features.read().map(|f| f.get(name).copied().unwrap_or(false)).unwrap_or(false)
+        self.features.get(name).copied().unwrap_or(false)
     }
 
     pub fn put<T: Any + Send + Sync>(&self, value: T) {
@@ -71,12 +71,6 @@ impl AppState {
     pub fn get<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
         let m = self.slots.0.read().ok()?;
         m.get(&TypeId::of::<T>()).cloned().and_then(|v| v.downcast::<T>().ok())
-    }
-
-    pub fn set_feature(&self, name: &str, on: bool) {
-        if let Ok(mut f) = self.features.write() {
-            f.insert(name.to_owned(), on);
-        }
     }
 }
 

@@ -15,9 +15,6 @@ pub fn from_micros(micros: i64) -> OffsetDateTime {
     OffsetDateTime::from_unix_timestamp_nanos(micros as i128 * 1_000).unwrap_or(OffsetDateTime::UNIX_EPOCH)
 }
 
-/// Serde helpers for `OffsetDateTime` fields rendered as RFC 3339.
-pub use time::serde::rfc3339;
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -351,14 +351,15 @@ async fn me(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Me>> 
             identity
         }
     };
+    let connections = state.feature_enabled("connections");
     Ok(ok(Me {
         user_id: p.account_id,
         email: a.email,
         email_verified: a.email_verified,
         pending_email: a.pending_email,
         brokered: false,
-        connections_enabled: state.feature_enabled("connections"),
-        connections_manageable: state.feature_enabled("connections") && p.scope == Scope::Full,
+        connections_enabled: connections,
+        connections_manageable: connections && p.scope == Scope::Full,
         openai_subscriptions_enabled: state.feature_enabled("openai_subscriptions"),
         key: MeKey { id: p.key_id, scope: p.scope },
         inserted_at: from_micros(a.created_at),

@@ -119,27 +119,34 @@ impl Crypto {
         self.data_keys.lock().ok()?.get(&account_id).cloned()
     }
 
+    /// The account's stored data key, unwrapped, if it has one.
+    async fn stored_key(&self, db: &Db, account_id: Uuid) -> Result<Option<[u8; 32]>, CryptoError> {
+        let row = sqlx::query("SELECT master_key_id, wrapped_key FROM account_data_keys WHERE account_id = $1")
+            .bind(account_id.to_string())
+            .fetch_optional(&db.pool)
+            .await?;
+        match row {
+            Some(row) => Ok(Some(self.unwrap_key(
+                account_id,
+                &row.try_get::<String, _>("master_key_id")?,
+                &row.try_get::<String, _>("wrapped_key")?,
+            )?)),
+            None => Ok(None),
+        }
+    }
+
     /// The account's data key, created on first use.
     pub async fn data_key(&self, db: &Db, account_id: Uuid) -> Result<Arc<[u8; 32]>, CryptoError> {
         if let Some(k) = self.cached(account_id) {
             return Ok(k);
         }
-        let row = sqlx::query("SELECT master_key_id, wrapped_key FROM account_data_keys WHERE account_id = $1")
-            .bind(account_id.to_string())
-            .fetch_optional(&db.pool)
-            .await?;
-        let key = match row {
-            Some(row) => self.unwrap_key(
-                account_id,
-                &row.try_get::<String, _>("master_key_id")?,
-                &row.try_get::<String, _>("wrapped_key")?,
-            )?,
+        let key = match self.stored_key(db, account_id).await? {
+            Some(key) => key,
             None => {
                 let mut fresh = [0u8; 32];
                 getrandom::fill(&mut fresh).expect("the operating system's random source failed");
                 let (id, master) = self.keyring.read().map_err(|_| CryptoError::Open)?.current();
-                let now = now_micros();
-                // Two first writes may race: the loser keeps the winner's key.
+                // Two first writes may race: the loser reads back the winner's key.
                 sqlx::query(
                     "INSERT INTO account_data_keys (account_id, master_key_id, wrapped_key, created_at, updated_at) \
                      VALUES ($1, $2, $3, $4, $4) ON CONFLICT (account_id) DO NOTHING",
@@ -147,18 +154,10 @@ impl Crypto {
                 .bind(account_id.to_string())
                 .bind(id)
                 .bind(seal(&master, &wrap_aad(account_id), &fresh))
-                .bind(now)
+                .bind(now_micros())
                 .execute(&db.pool)
                 .await?;
-                let row = sqlx::query("SELECT master_key_id, wrapped_key FROM account_data_keys WHERE account_id = $1")
-                    .bind(account_id.to_string())
-                    .fetch_one(&db.pool)
-                    .await?;
-                self.unwrap_key(
-                    account_id,
-                    &row.try_get::<String, _>("master_key_id")?,
-                    &row.try_get::<String, _>("wrapped_key")?,
-                )?
+                self.stored_key(db, account_id).await?.ok_or(CryptoError::Open)?
             }
         };
         let key = Arc::new(key);
