@@ -1,0 +1,1 @@
+//! The egress proxy every sandbox's HTTP(S) traffic passes.

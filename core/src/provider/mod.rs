@@ -1,0 +1,3 @@
+//! Sandbox providers: the machines conversations run on.
+
+pub mod local;
