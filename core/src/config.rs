@@ -113,6 +113,30 @@ pub struct SandboxConfig {
     pub provider: String,
     /// Providers this instance offers.
     pub providers: Vec<String>,
+    /// Machines' disks and checkpoints live under `<dir>/machines`.
+    pub dir: String,
+    /// The supervisor binary; empty looks beside the running executable.
+    pub sandboxd_path: String,
+    /// A ready machine with no turn for this long parks (persistent) or is reclaimed (ephemeral).
+    pub idle_seconds: u64,
+    /// Deadline of a whole provisioning, whatever each stage's own timeout.
+    pub provision_timeout_seconds: u64,
+    /// Per-machine ceilings (0 = none).
+    pub memory_mb: u64,
+    pub cpu_millis: u32,
+    pub pids: u32,
+    /// Private addresses carved into a /30 per machine.
+    pub subnet: ipnet::Ipv4Net,
+    /// Host-wide leases of those addresses, shared by every acs server on the host.
+    pub lease_dir: String,
+    /// The egress proxy's port on each machine's host-side address.
+    pub proxy_port: u16,
+    /// Seconds an egress request may take before the proxy answers 504.
+    pub egress_timeout_seconds: u64,
+    /// Addresses the egress proxy never dials (the host itself, metadata, private networks).
+    pub blocked_cidrs: Vec<IpNet>,
+    /// Default `max_bytes` of file and diff reads.
+    pub read_max_bytes: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -198,7 +222,30 @@ impl Default for LimitsConfig {
 
 impl Default for SandboxConfig {
     fn default() -> Self {
-        SandboxConfig { provider: "local".into(), providers: vec!["local".into()] }
+        SandboxConfig {
+            provider: "local".into(),
+            providers: vec!["local".into()],
+            dir: "sandboxes".into(),
+            sandboxd_path: String::new(),
+            idle_seconds: 600,
+            provision_timeout_seconds: 1800,
+            memory_mb: 4096,
+            cpu_millis: 2000,
+            pids: 4096,
+            subnet: "10.200.0.0/16".parse().expect("a valid subnet"),
+            lease_dir: "/run/acs/net".into(),
+            proxy_port: 3128,
+            egress_timeout_seconds: 300,
+            blocked_cidrs: [
+                "127.0.0.0/8", "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "169.254.0.0/16", "172.16.0.0/12",
+                "192.168.0.0/16", "224.0.0.0/4", "240.0.0.0/4", "::1/128", "::/128", "fc00::/7", "fe80::/10",
+                "ff00::/8",
+            ]
+            .iter()
+            .map(|c| c.parse().expect("a valid network"))
+            .collect(),
+            read_max_bytes: 1 << 20,
+        }
     }
 }
 

@@ -16,6 +16,7 @@ pub mod docs;
 pub mod egress;
 pub mod environments;
 pub mod error;
+pub mod events;
 pub mod extension;
 pub mod health;
 pub mod http;

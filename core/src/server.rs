@@ -86,6 +86,8 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
             .timeout(Duration::from_secs(10))
             .build()?,
         slots: Default::default(),
+        #[cfg(any())]
+        sandboxes: Default::default(),
         request_ids: middleware::RequestIds::new(),
         db,
         loaded,
@@ -174,18 +176,22 @@ impl Running {
 pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, BoxError> {
     let app = build(loaded).await?;
     let state = app.state.clone();
+    let addr = listener.local_addr()?;
+    #[cfg(any())]
+    let sweeper = crate::sandboxes::start(&state, addr).await?;
     let enabled: Vec<&'static dyn Extension> =
         app.extensions.iter().copied().filter(|e| state.feature_enabled(e.name())).collect();
     for ext in &enabled {
         ext.on_start(&state).await.map_err(|e| format!("extension {}: {e}", ext.name()))?;
     }
     let mut workers = JoinSet::new();
+    #[cfg(any())]
+    workers.spawn(sweeper);
     for ext in &enabled {
         for w in ext.workers(&state) {
             workers.spawn(w);
         }
     }
-    let addr = listener.local_addr()?;
     let token = state.shutdown.clone();
     let service = app.router.into_make_service_with_connect_info::<SocketAddr>();
     let st = state.clone();

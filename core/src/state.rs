@@ -42,6 +42,9 @@ pub struct Inner {
     pub request_ids: crate::http::middleware::RequestIds,
     /// State that extensions keep per server, one value per type.
     pub slots: Slots,
+    /// The sandbox service, set once the server listens (it needs the address).
+    #[cfg(any())]
+    pub sandboxes: std::sync::OnceLock<Arc<crate::sandboxes::Sandboxes>>,
 }
 
 /// Values keyed by their type; an extension stores its runtime state here in

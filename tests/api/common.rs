@@ -42,6 +42,7 @@ pub struct TestApp {
     pub http: reqwest::Client,
     pub dir: PathBuf,
     pub db_url: String,
+    loaded: Loaded,
     running: Option<Running>,
     pg_db: Option<String>,
 }
@@ -86,14 +87,16 @@ pub async fn spawn_with(backend: Backend, overrides: &[(&str, Value)]) -> TestAp
         .merge(Serialized::default("database.max_connections", 4))
         .merge(Serialized::default("secrets.master_key_file", dir.join("acs.key").display().to_string()))
         .merge(Serialized::default("email.transport", "file"))
-        .merge(Serialized::default("email.outbox_dir", dir.join("outbox").display().to_string()));
+        .merge(Serialized::default("email.outbox_dir", dir.join("outbox").display().to_string()))
+        .merge(Serialized::default("sandbox.dir", dir.join("sandboxes").display().to_string()));
     for (k, v) in overrides {
         fig = fig.merge(Serialized::default(k, v));
     }
     let loaded: Loaded = config::from_figment(fig).expect("test configuration");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let running = server::start(loaded, listener).await.expect("server starts");
+    let running = server::start(loaded.clone(), listener).await.expect("server starts");
     TestApp {
+        loaded,
         base: format!("http://{}", running.addr),
         http: reqwest::Client::builder().redirect(reqwest::redirect::Policy::none()).build().unwrap(),
         dir,
@@ -108,6 +111,11 @@ impl Drop for TestApp {
         if let Some(r) = self.running.take() {
             r.state.shutdown.cancel();
         }
+        // Machines outlive servers on purpose (reattach); a test's must not.
+        acs::core::provider::local::purge_blocking(
+            &self.dir.join("sandboxes").join("machines"),
+            std::path::Path::new(&self.loaded.config.sandbox.lease_dir),
+        );
         let _ = std::fs::remove_dir_all(&self.dir);
         if let Some(name) = self.pg_db.take() {
             // Drop runs inside the test's runtime, which cannot block on
@@ -128,6 +136,20 @@ impl Drop for TestApp {
 }
 
 impl TestApp {
+    /// Stops the server (machines keep running) and starts a new one on the
+    /// same database and directories, as after an operator's restart.
+    pub async fn restart(&mut self) {
+        let addr = self.running.as_ref().expect("server running").addr;
+        if let Some(r) = self.running.take() {
+            r.shutdown().await.expect("clean shutdown");
+        }
+        // The same address: machines keep the API URL they were given.
+        let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
+        let running = server::start(self.loaded.clone(), listener).await.expect("server restarts");
+        self.base = format!("http://{}", running.addr);
+        self.running = Some(running);
+    }
+
     /// The running server's state, for checks the API deliberately cannot make
     /// (secret values are write-only).
     pub fn state(&self) -> &acs::core::AppState {

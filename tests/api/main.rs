@@ -14,6 +14,7 @@ mod health_audit;
 mod isolation;
 mod keys;
 mod limits;
+mod sandboxes;
 mod search;
 mod support;
 mod vaults;

@@ -97,7 +97,7 @@ pub struct AgentSpec {
 }
 
 /// An agent: its current version's fields plus identity.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Agent {
     pub id: Uuid,
     #[serde(flatten)]

@@ -21,12 +21,15 @@ use crate::ratelimit::Verdict;
 use crate::state::AppState;
 
 /// Key scopes: `full` may do everything the account may; `restricted` is
-/// refused on administrative routes (key management, credentials, ...).
+/// refused on administrative routes (key management, credentials, ...);
+/// `sandbox` is a machine's callback key: restricted, and it acts only for
+/// its own machine and conversations. Sandbox keys are minted by the server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Scope {
     Full,
     Restricted,
+    Sandbox,
 }
 
 impl Scope {
@@ -34,6 +37,7 @@ impl Scope {
         match self {
             Scope::Full => "full",
             Scope::Restricted => "restricted",
+            Scope::Sandbox => "sandbox",
         }
     }
 
@@ -41,6 +45,7 @@ impl Scope {
         match s {
             "full" => Some(Scope::Full),
             "restricted" => Some(Scope::Restricted),
+            "sandbox" => Some(Scope::Sandbox),
             _ => None,
         }
     }
@@ -52,6 +57,8 @@ pub struct Principal {
     pub account_id: Uuid,
     pub key_id: Uuid,
     pub scope: Scope,
+    /// Set for a sandbox callback key: the one machine it may act for.
+    pub sandbox_id: Option<Uuid>,
     pub ip: IpAddr,
 }
 
@@ -88,11 +95,20 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
         Some(token) => keys::authenticate(&state, token).await,
     };
     match outcome {
-        Ok((account_id, key_id, scope)) => {
-            if let Verdict::Deny { retry_after } = state.limiter.key(key_id) {
+        Ok(key) => {
+            if let Verdict::Deny { retry_after } = state.limiter.key(key.key_id) {
                 return ApiError::rate_limited(retry_after).into_response();
             }
-            req.extensions_mut().insert(Principal { account_id, key_id, scope, ip });
+            if key.scope == Scope::Sandbox && !sandbox_key_may(req.uri().path()) {
+                return ApiError::insufficient_scope().into_response();
+            }
+            req.extensions_mut().insert(Principal {
+                account_id: key.account_id,
+                key_id: key.key_id,
+                scope: key.scope,
+                sandbox_id: key.sandbox_id,
+                ip,
+            });
             next.run(req).await
         }
         Err(e) if e.status == axum::http::StatusCode::UNAUTHORIZED => match state.limiter.failed_auth(ip) {
@@ -103,11 +119,36 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
     }
 }
 
+/// A sandbox's callback key acts only for its own machine and
+/// conversations (each handler then checks which ones): every other route
+/// refuses it.
+pub fn sandbox_key_may(path: &str) -> bool {
+    const OPEN: &[&str] = &["/api/sandboxes", "/api/conversations", "/api/events/stream"];
+    path == "/api/auth/me"
+        || path == "/api/catalog"
+        || OPEN.iter().any(|p| path == *p || path.strip_prefix(p).is_some_and(|rest| rest.starts_with('/')))
+}
+
 /// Refuses a caller whose address spent its failed-authentication allowance,
 /// for public routes that check credentials themselves (login).
 pub fn check_failed_auth_allowance(state: &AppState, ip: IpAddr) -> ApiResult<()> {
     match state.limiter.failed_auth_spent(ip) {
         Verdict::Deny { retry_after } => Err(ApiError::rate_limited(retry_after)),
         Verdict::Allow => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sandbox_key_may;
+
+    #[test]
+    fn a_sandbox_key_reaches_only_machine_and_conversation_routes() {
+        for ok in ["/api/sandboxes", "/api/sandboxes/x/files", "/api/conversations/x/labels", "/api/auth/me"] {
+            assert!(sandbox_key_may(ok), "{ok}");
+        }
+        for no in ["/api/agents", "/api/keys", "/api/sandboxesx", "/api/environments/x", "/api/account/password"] {
+            assert!(!sandbox_key_may(no), "{no}");
+        }
     }
 }

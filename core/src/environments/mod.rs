@@ -184,8 +184,13 @@ async fn create_environment(
 #[utoipa::path(get, path = "/api/environments/{id}", tag = "environments", params(("id" = Uuid, Path)),
     responses((status = 200, description = "The environment", body = Data<Environment>)))]
 async fn get_one(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<Data<Environment>> {
-    let s = load(&state.db.pool, p.account_id, id).await?;
-    Ok(ok(Environment::new(id, s.name, s.spec, s.fingerprint, [s.fingerprint_at, s.created_at, s.updated_at])))
+    Ok(ok(get_environment(&state, p.account_id, id).await?))
+}
+
+/// One of the account's environments; 404 otherwise.
+pub async fn get_environment(state: &AppState, account_id: Uuid, id: Uuid) -> ApiResult<Environment> {
+    let s = load(&state.db.pool, account_id, id).await?;
+    Ok(Environment::new(id, s.name, s.spec, s.fingerprint, [s.fingerprint_at, s.created_at, s.updated_at]))
 }
 
 /// Updates an environment: omitted fields are unchanged and the result is checked whole.

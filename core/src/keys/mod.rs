@@ -52,7 +52,7 @@ pub struct CreatedKey {
 pub struct ApiKeyRequest {
     /// 1 to 200 characters.
     pub name: String,
-    /// `full` (default) or `restricted`.
+    /// `full` (default) or `restricted`; `sandbox` keys are made by the server only.
     pub scope: Option<Scope>,
     /// Seconds until the key expires (1 to 315360000); absent never expires.
     pub expires_in: Option<i64>,
@@ -79,6 +79,27 @@ pub async fn create<'e, E: sqlx::Executor<'e, Database = Any>>(
     scope: Scope,
     expires_at: Option<OffsetDateTime>,
 ) -> Result<CreatedKey, sqlx::Error> {
+    insert(ex, account_id, name, scope, expires_at, None).await
+}
+
+/// Mints the callback key of one sandbox (scope `sandbox`).
+pub async fn create_for_sandbox<'e, E: sqlx::Executor<'e, Database = Any>>(
+    ex: E,
+    account_id: Uuid,
+    sandbox_id: Uuid,
+    name: &str,
+) -> Result<CreatedKey, sqlx::Error> {
+    insert(ex, account_id, name, Scope::Sandbox, None, Some(sandbox_id)).await
+}
+
+async fn insert<'e, E: sqlx::Executor<'e, Database = Any>>(
+    ex: E,
+    account_id: Uuid,
+    name: &str,
+    scope: Scope,
+    expires_at: Option<OffsetDateTime>,
+    sandbox_id: Option<Uuid>,
+) -> Result<CreatedKey, sqlx::Error> {
     let secret = token::generate(token::KEY_PREFIX);
     let now = now_micros();
     let key = ApiKey {
@@ -91,8 +112,8 @@ pub async fn create<'e, E: sqlx::Executor<'e, Database = Any>>(
         inserted_at: from_micros(now),
     };
     sqlx::query(
-        "INSERT INTO api_keys (id, account_id, name, prefix, key_hash, scope, expires_at, created_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        "INSERT INTO api_keys (id, account_id, name, prefix, key_hash, scope, expires_at, created_at, sandbox_id) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
     )
     .bind(key.id.to_string())
     .bind(account_id.to_string())
@@ -102,6 +123,7 @@ pub async fn create<'e, E: sqlx::Executor<'e, Database = Any>>(
     .bind(scope.as_str())
     .bind(expires_at.map(to_micros))
     .bind(now)
+    .bind(sandbox_id.map(|id| id.to_string()))
     .execute(ex)
     .await?;
     Ok(CreatedKey { api_key: secret, key })
@@ -113,11 +135,12 @@ pub struct ResolvedKey {
     pub account_id: Uuid,
     pub key_id: Uuid,
     pub scope: Scope,
+    pub sandbox_id: Option<Uuid>,
     pub expires_at: Option<i64>,
 }
 
-/// Resolves a bearer token to (account, key, scope), or a 401 refusal.
-pub async fn authenticate(state: &AppState, secret: &str) -> ApiResult<(Uuid, Uuid, Scope)> {
+/// Resolves a bearer token to its key, or a 401 refusal.
+pub async fn authenticate(state: &AppState, secret: &str) -> ApiResult<ResolvedKey> {
     if !secret.starts_with(token::KEY_PREFIX) {
         return Err(ApiError::unauthenticated("api_key_invalid"));
     }
@@ -133,11 +156,11 @@ pub async fn authenticate(state: &AppState, secret: &str) -> ApiResult<(Uuid, Uu
     if key.expires_at.is_some_and(|e| e <= now_micros()) {
         return Err(ApiError::unauthenticated("api_key_expired"));
     }
-    Ok((key.account_id, key.key_id, key.scope))
+    Ok(key)
 }
 
 async fn resolve(state: &AppState, digest: &str) -> ApiResult<ResolvedKey> {
-    let row = sqlx::query("SELECT id, account_id, scope, expires_at, last_used_at FROM api_keys WHERE key_hash = $1")
+    let row = sqlx::query("SELECT id, account_id, scope, sandbox_id, expires_at, last_used_at FROM api_keys WHERE key_hash = $1")
         .bind(digest.to_owned())
         .fetch_optional(&state.db.pool)
         .await?
@@ -160,6 +183,7 @@ async fn resolve(state: &AppState, digest: &str) -> ApiResult<ResolvedKey> {
         account_id: row.uuid("account_id")?,
         key_id,
         scope: Scope::parse(&scope).unwrap_or(Scope::Restricted),
+        sandbox_id: row.opt_uuid("sandbox_id")?,
         expires_at: row.try_get("expires_at")?,
     })
 }
@@ -196,6 +220,7 @@ async fn create_key(
     p.require_full()?;
     let mut v = Validator::default();
     check_name(&mut v, "name", &req.name);
+    v.check(req.scope != Some(Scope::Sandbox), "scope", "sandbox keys are made by the server for each machine");
     if let Some(secs) = req.expires_in {
         v.check((1..=MAX_EXPIRES_IN).contains(&secs), "expires_in", "must be between 1 and 315360000 seconds");
     }

@@ -1,0 +1,139 @@
+//! The network policy of one sandbox: which hosts it may name and which
+//! addresses the proxy may dial for it. Pure rules; the proxy applies them.
+
+use std::net::IpAddr;
+
+use ipnet::IpNet;
+
+use super::target::{Target, normalize_host};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Policy {
+    /// Networking type `unrestricted` (and provisioning): every host may be named.
+    pub allow_all: bool,
+    /// Networking type `limited`: an exact host, or `*.example.com` for any subdomain (not the
+    /// apex); case-insensitive, trailing dot ignored. Empty denies every host.
+    pub allowed_hosts: Vec<String>,
+    /// `host:port` pairs always reachable, also past `blocked_nets` (the acs API origin).
+    pub always_allowed: Vec<String>,
+    /// Resolved addresses refused unless the destination is in `always_allowed`.
+    pub blocked_nets: Vec<IpNet>,
+}
+
+impl Policy {
+    /// Loopback, link-local (with the 169.254.169.254 metadata service), unspecified and
+    /// multicast, for both IP versions.
+    pub fn default_blocked_nets() -> Vec<IpNet> {
+        ["127.0.0.0/8", "::1/128", "169.254.0.0/16", "fe80::/10", "0.0.0.0/8", "::/128", "224.0.0.0/4", "ff00::/8"]
+            .iter()
+            .filter_map(|net| net.parse().ok())
+            .collect()
+    }
+
+    /// Whether the sandbox may name this destination at all.
+    pub fn host_allowed(&self, target: &Target) -> bool {
+        self.allow_all
+            || self.is_always_allowed(target)
+            || self.allowed_hosts.iter().any(|pattern| host_matches(pattern, target.host()))
+    }
+
+    pub fn is_always_allowed(&self, target: &Target) -> bool {
+        self.always_allowed.iter().any(|entry| Target::parse(entry, None).as_ref() == Some(target))
+    }
+
+    /// Whether the proxy may connect to `ip` on the way to `target`.
+    pub fn address_allowed(&self, target: &Target, ip: IpAddr) -> bool {
+        // An IPv4-mapped IPv6 address must not slip past an IPv4 block.
+        let ip = ip.to_canonical();
+        self.is_always_allowed(target) || !self.blocked_nets.iter().any(|net| net.contains(&ip))
+    }
+}
+
+/// `pattern` is an exact host or `*.suffix` (any subdomain of suffix, not suffix itself);
+/// `host` is already normalised.
+pub fn host_matches(pattern: &str, host: &str) -> bool {
+    let pattern = normalize_host(pattern);
+    match pattern.strip_prefix("*.") {
+        Some(suffix) => host
+            .strip_suffix(suffix)
+            .and_then(|labels| labels.strip_suffix('.'))
+            .is_some_and(|labels| !labels.is_empty() && !labels.ends_with('.')),
+        None => !pattern.is_empty() && pattern == host,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limited(hosts: &[&str]) -> Policy {
+        Policy {
+            allow_all: false,
+            allowed_hosts: hosts.iter().map(|h| h.to_string()).collect(),
+            always_allowed: vec![],
+            blocked_nets: Policy::default_blocked_nets(),
+        }
+    }
+
+    fn target(s: &str) -> Target {
+        Target::parse(s, Some(443)).unwrap()
+    }
+
+    #[test]
+    fn host_matching_table() {
+        let cases: &[(&str, &str, bool)] = &[
+            ("example.com", "example.com", true),
+            ("example.com", "www.example.com", false),
+            ("example.com", "example.org", false),
+            ("example.com", "notexample.com", false),
+            ("Example.COM", "example.com", true),
+            ("example.com.", "example.com", true),
+            ("*.example.com", "www.example.com", true),
+            ("*.example.com", "a.b.example.com", true),
+            ("*.example.com", "example.com", false),
+            ("*.example.com", "badexample.com", false),
+            ("*.example.com", ".example.com", false),
+            ("*.Example.com.", "api.example.com", true),
+            ("*", "example.com", false),
+            ("", "example.com", false),
+        ];
+        for (pattern, host, want) in cases {
+            assert_eq!(host_matches(pattern, host), *want, "{pattern} vs {host}");
+        }
+    }
+
+    #[test]
+    fn policy_host_rules() {
+        let policy = limited(&["api.github.com", "*.pypi.org"]);
+        assert!(policy.host_allowed(&target("API.GitHub.com.")));
+        assert!(policy.host_allowed(&target("files.pypi.org")));
+        assert!(!policy.host_allowed(&target("pypi.org")));
+        assert!(!policy.host_allowed(&target("github.com")));
+
+        assert!(!limited(&[]).host_allowed(&target("example.com")), "empty list denies all");
+
+        let open = Policy { allow_all: true, ..limited(&[]) };
+        assert!(open.host_allowed(&target("anything.example")));
+
+        let api = Policy { always_allowed: vec!["acs.example:8443".into()], ..limited(&[]) };
+        assert!(api.host_allowed(&target("ACS.example:8443")));
+        assert!(!api.host_allowed(&target("acs.example:443")), "always_allowed names a port");
+    }
+
+    #[test]
+    fn address_rules() {
+        let policy = limited(&["localhost"]);
+        let local = target("localhost:80");
+        for blocked in
+            ["127.0.0.1", "::1", "169.254.169.254", "0.0.0.0", "::", "224.0.0.1", "fe80::1", "::ffff:127.0.0.1"]
+        {
+            assert!(!policy.address_allowed(&local, blocked.parse().unwrap()), "{blocked}");
+        }
+        for fine in ["93.184.216.34", "10.0.0.1", "2606:4700::1"] {
+            assert!(policy.address_allowed(&local, fine.parse().unwrap()), "{fine}");
+        }
+        let api = Policy { always_allowed: vec!["localhost:80".into()], ..policy };
+        assert!(api.address_allowed(&local, "127.0.0.1".parse().unwrap()));
+        assert!(!api.address_allowed(&target("localhost:81"), "127.0.0.1".parse().unwrap()));
+    }
+}

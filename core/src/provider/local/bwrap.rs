@@ -1,0 +1,216 @@
+//! The bubblewrap command line of a `local` machine, and the files it binds.
+//!
+//! The host's `/usr` is the machine's read-only root; `/home/agent`,
+//! `/workspace` and `/run/acs` (the supervisor's socket) are private host
+//! directories of that machine. Only a curated part of the host's `/etc` is
+//! bound: what programs need to run (certificates, loader cache,
+//! alternatives), never the host's users or secrets.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// Where a machine's files live on the host.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub root: PathBuf,
+}
+
+impl Layout {
+    pub fn new(machines_dir: &Path, id: uuid::Uuid) -> Layout {
+        Layout { root: machines_dir.join(id.to_string()) }
+    }
+    /// The machine's disk: what persists and what a checkpoint copies.
+    pub fn disk(&self) -> PathBuf {
+        self.root.join("disk")
+    }
+    pub fn home(&self) -> PathBuf {
+        self.disk().join("home")
+    }
+    pub fn workspace(&self) -> PathBuf {
+        self.disk().join("workspace")
+    }
+    /// Bound at `/run/acs`: the supervisor's socket.
+    pub fn run(&self) -> PathBuf {
+        self.root.join("run")
+    }
+    pub fn socket(&self) -> PathBuf {
+        self.run().join("sandboxd.sock")
+    }
+    /// Generated `/etc` files (passwd, group, hosts, hostname).
+    pub fn etc(&self) -> PathBuf {
+        self.root.join("etc")
+    }
+    pub fn checkpoint(&self) -> PathBuf {
+        self.root.join("checkpoint")
+    }
+    pub fn checkpoint_meta(&self) -> PathBuf {
+        self.root.join("checkpoint.json")
+    }
+    /// bwrap's `--info-fd` output: the host pid of the machine's init.
+    pub fn info(&self) -> PathBuf {
+        self.root.join("bwrap.json")
+    }
+    pub fn log(&self) -> PathBuf {
+        self.root.join("sandboxd.log")
+    }
+}
+
+/// uid and gid of the agent inside every machine.
+pub const AGENT_UID: u32 = 1000;
+/// Where the supervisor binary is bound inside.
+pub const SANDBOXD_PATH: &str = "/opt/acs/sandboxd";
+/// Where the supervisor's socket directory is bound inside.
+pub const RUN_DIR: &str = "/run/acs";
+/// The file descriptor bwrap writes its `--info-fd` JSON to.
+pub const INFO_FD: i32 = 3;
+
+/// Host `/etc` entries a machine sees (read-only, when present).
+const ETC_BINDS: &[&str] = &[
+    "alternatives",
+    "ssl",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "pki",
+    "resolv.conf",
+    "nsswitch.conf",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "timezone",
+    "mime.types",
+    "gitconfig",
+    "bash.bashrc",
+    "profile",
+    "profile.d",
+    "inputrc",
+    "terminfo",
+    "environment",
+    "login.defs",
+];
+
+/// The generated `/etc` files of a machine.
+pub fn etc_files(hostname: &str) -> Vec<(&'static str, String)> {
+    vec![
+        (
+            "passwd",
+            format!(
+                "root:x:0:0:root:/root:/bin/bash\nagent:x:{AGENT_UID}:{AGENT_UID}:agent:/home/agent:/bin/bash\n\
+                 nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+            ),
+        ),
+        ("group", format!("root:x:0:\nagent:x:{AGENT_UID}:\nnogroup:x:65534:\n")),
+        ("hostname", format!("{hostname}\n")),
+        ("hosts", format!("127.0.0.1 localhost {hostname}\n::1 localhost\n")),
+    ]
+}
+
+/// What the machine runs as its first process.
+pub enum Payload<'a> {
+    /// The long-lived supervisor on its socket.
+    Supervisor,
+    /// A one-shot command over the disk, read-only (reads of a parked machine).
+    Offline(&'a [String]),
+}
+
+/// The full bwrap argument list (without the program name).
+pub fn args(layout: &Layout, hostname: &str, sandboxd: &Path, payload: Payload<'_>) -> Vec<OsString> {
+    let mut a: Vec<OsString> = Vec::with_capacity(96);
+    let mut push = |parts: &[&dyn AsRef<std::ffi::OsStr>]| {
+        for p in parts {
+            a.push(p.as_ref().to_owned());
+        }
+    };
+    let offline = matches!(payload, Payload::Offline(_));
+    push(&[&"--unshare-user", &"--unshare-pid", &"--unshare-ipc", &"--unshare-uts", &"--unshare-cgroup-try"]);
+    if offline {
+        // A parked machine has no network namespace of its own: none at all.
+        push(&[&"--unshare-net", &"--die-with-parent"]);
+    }
+    let uid = AGENT_UID.to_string();
+    push(&[&"--uid", &uid, &"--gid", &uid, &"--hostname", &hostname, &"--cap-drop", &"ALL", &"--new-session"]);
+    push(&[&"--ro-bind", &"/usr", &"/usr"]);
+    for (link, target) in [("/bin", "usr/bin"), ("/sbin", "usr/sbin"), ("/lib", "usr/lib"), ("/lib64", "usr/lib64")] {
+        push(&[&"--symlink", &target, &link]);
+    }
+    for name in ETC_BINDS {
+        let host = format!("/etc/{name}");
+        push(&[&"--ro-bind-try", &host, &host]);
+    }
+    for (name, _) in etc_files(hostname) {
+        let host = layout.etc().join(name);
+        let inside = format!("/etc/{name}");
+        push(&[&"--ro-bind", &host, &inside]);
+    }
+    push(&[&"--proc", &"/proc", &"--dev", &"/dev", &"--tmpfs", &"/tmp", &"--dir", &"/run"]);
+    let bind = if offline { "--ro-bind" } else { "--bind" };
+    push(&[&bind, &layout.home(), &"/home/agent", &bind, &layout.workspace(), &"/workspace"]);
+    if !offline {
+        push(&[&"--bind", &layout.run(), &RUN_DIR]);
+    }
+    push(&[&"--ro-bind", &sandboxd, &SANDBOXD_PATH, &"--chdir", &"/workspace"]);
+    match payload {
+        Payload::Supervisor => {
+            let fd = INFO_FD.to_string();
+            let socket = format!("{RUN_DIR}/sandboxd.sock");
+            push(&[&"--info-fd", &fd, &SANDBOXD_PATH, &"--socket", &socket]);
+        }
+        Payload::Offline(argv) => {
+            a.push("--".into());
+            a.extend(argv.iter().map(OsString::from));
+        }
+    }
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(a: &[OsString]) -> Vec<String> {
+        a.iter().map(|s| s.to_string_lossy().into_owned()).collect()
+    }
+
+    fn pair(a: &[String], flag: &str, value: &str) -> bool {
+        a.windows(2).any(|w| w[0] == flag && w[1] == value)
+    }
+
+    #[test]
+    fn supervisor_machine_binds_its_own_dirs_and_no_host_secrets() {
+        let layout = Layout::new(Path::new("/var/acs/machines"), uuid::Uuid::nil());
+        let a = strings(&args(&layout, "acs-1234abcd-box", Path::new("/opt/bin/sandboxd"), Payload::Supervisor));
+        let root = "/var/acs/machines/00000000-0000-0000-0000-000000000000";
+        assert!(a.windows(3).any(|w| w[0] == "--bind" && w[1] == format!("{root}/disk/home") && w[2] == "/home/agent"));
+        assert!(a.windows(3).any(|w| w[0] == "--bind" && w[1] == format!("{root}/run") && w[2] == "/run/acs"));
+        assert!(pair(&a, "--hostname", "acs-1234abcd-box"));
+        assert!(pair(&a, "--cap-drop", "ALL"));
+        assert!(pair(&a, "--uid", "1000"));
+        // The host's users and secrets stay out: only generated passwd/group.
+        assert!(!a.iter().any(|s| s == "/etc/shadow" || s == "/etc" || s == "/root"));
+        assert!(a.windows(3).any(|w| w[0] == "--ro-bind" && w[1] == format!("{root}/etc/passwd")));
+        // It must outlive the server (reattach) and keep the netns it is put in.
+        assert!(!a.iter().any(|s| s == "--die-with-parent" || s == "--unshare-net" || s == "--unshare-all"));
+        assert_eq!(a[a.len() - 3..], ["/opt/acs/sandboxd", "--socket", "/run/acs/sandboxd.sock"]);
+    }
+
+    #[test]
+    fn offline_machine_is_read_only_and_without_network() {
+        let layout = Layout::new(Path::new("/m"), uuid::Uuid::nil());
+        let cmd = vec!["git".to_owned(), "status".to_owned()];
+        let a = strings(&args(&layout, "h", Path::new("/s"), Payload::Offline(&cmd)));
+        assert!(a.iter().any(|s| s == "--unshare-net"));
+        assert!(a.iter().any(|s| s == "--die-with-parent"));
+        assert!(!a.iter().any(|s| s == "--bind"));
+        assert!(!a.iter().any(|s| s == "/run/acs"));
+        assert_eq!(a[a.len() - 3..], ["--", "git", "status"]);
+    }
+
+    #[test]
+    fn generated_etc_names_the_machine() {
+        let files = etc_files("acs-1234abcd-x");
+        let hosts = &files.iter().find(|(n, _)| *n == "hosts").unwrap().1;
+        assert!(hosts.contains("acs-1234abcd-x"));
+        let passwd = &files.iter().find(|(n, _)| *n == "passwd").unwrap().1;
+        assert!(passwd.contains("agent:x:1000:1000:agent:/home/agent"));
+    }
+}

@@ -1,0 +1,516 @@
+//! The lifecycle of sandboxes: launch, provisioning stages, park and
+//! checkpoint, wake and rollback, reclaim, reset, and reattach after a
+//! server restart. One async lock per sandbox serialises these moves on
+//! this server; the conditional status updates in `store` keep replicas
+//! from taking the same move twice.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::http::StatusCode;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+use super::model::{ApiAccess, SandboxRow, SandboxState};
+use super::provision::{self, Ctx};
+use super::redact::Redactor;
+use super::{names, store};
+use crate::agents::{Agent, SandboxMode};
+use crate::config::SandboxConfig;
+use crate::environments::{self, Environment, NetworkingType};
+use crate::error::{ApiError, ApiResult};
+use crate::events::{self, StageState};
+use crate::provider::{Limits, MachineSpec, NetworkPolicy, SandboxProvider};
+use crate::state::AppState;
+use crate::time_fmt::{now_micros, to_micros};
+
+pub struct Sandboxes {
+    pub provider: Arc<dyn SandboxProvider>,
+    /// `ACS_API_URL` as machines see it.
+    pub api_url: String,
+    pub cfg: SandboxConfig,
+    locks: Mutex<HashMap<Uuid, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+/// What a launch asks for (the conversations issue fills it from a create body).
+#[derive(Debug, Clone)]
+pub struct LaunchRequest {
+    pub account_id: Uuid,
+    pub agent: Agent,
+    /// Overrides of the agent's selection.
+    pub environment_id: Option<Uuid>,
+    pub vault_id: Option<Uuid>,
+    pub mode: Option<SandboxMode>,
+    pub machine_name: Option<String>,
+    pub api_access: ApiAccess,
+    /// The conversation the machine is launched for, if any.
+    pub conversation_id: Option<Uuid>,
+}
+
+impl Sandboxes {
+    pub fn new(provider: Arc<dyn SandboxProvider>, api_url: String, cfg: SandboxConfig) -> Sandboxes {
+        Sandboxes { provider, api_url, cfg, locks: Mutex::new(HashMap::new()) }
+    }
+
+    fn lock(&self, id: Uuid) -> Arc<tokio::sync::Mutex<()>> {
+        self.locks.lock().unwrap_or_else(|p| p.into_inner()).entry(id).or_default().clone()
+    }
+
+    pub fn limits(&self) -> Limits {
+        let c = &self.cfg;
+        Limits {
+            memory_bytes: (c.memory_mb > 0).then(|| c.memory_mb << 20),
+            cpu_millis: (c.cpu_millis > 0).then_some(c.cpu_millis),
+            pids: (c.pids > 0).then_some(c.pids),
+        }
+    }
+}
+
+/// The sandbox service of a started server.
+pub fn service(state: &AppState) -> ApiResult<&Sandboxes> {
+    state.sandboxes.get().map(|s| s.as_ref()).ok_or_else(|| {
+        ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "sandboxes_unavailable", "Sandboxes are not running yet.")
+    })
+}
+
+/// The network policy of an environment (`unrestricted` without one).
+pub fn network_policy(env: Option<&Environment>) -> NetworkPolicy {
+    match env {
+        Some(e) if e.networking_type == NetworkingType::Limited => {
+            NetworkPolicy::Limited(e.networking_config.allowed_hosts.clone().unwrap_or_default())
+        }
+        _ => NetworkPolicy::Unrestricted,
+    }
+}
+
+/// Starts (or finds) the machine for a launch. A new machine provisions in
+/// the background; its stages go to the event log. A persistent home already
+/// built is shared, woken when parked, and refused with 503 while it builds.
+pub async fn launch(state: &AppState, req: LaunchRequest) -> ApiResult<SandboxRow> {
+    let svc = service(state)?;
+    let environment_id = req.environment_id.or(req.agent.spec.environment_id);
+    let vault_id = req.vault_id.or(req.agent.spec.vault_id);
+    let env = match environment_id {
+        Some(id) => Some(environments::get_environment(state, req.account_id, id).await?),
+        None => None,
+    };
+    if let Some(v) = vault_id {
+        crate::vaults::live_secret_values(state, req.account_id, v, now_micros()).await?;
+    }
+    let mode = req.mode.unwrap_or(req.agent.spec.sandbox_mode);
+    if req.api_access == ApiAccess::None && mode == SandboxMode::Persistent {
+        return Err(ApiError::invalid("sandbox_api_access", "`none` requires a fresh ephemeral sandbox"));
+    }
+    if req.api_access == ApiAccess::None && req.machine_name.is_some() {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_machine_name",
+            "machine_name can't be combined with sandbox_api_access: none",
+        ));
+    }
+    if mode == SandboxMode::Persistent
+        && let Some(home) = store::find_home(&state.db, req.account_id, req.agent.id, environment_id, vault_id).await?
+    {
+        return match home.status {
+            SandboxState::Pending | SandboxState::Starting => Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "provisioning",
+                "This agent's machine is still being built; try again shortly.",
+            )),
+            SandboxState::Ready => {
+                store::touch(&state.db, home.id).await?;
+                Ok(home)
+            }
+            _ => {
+                wake(state, home.id).await?;
+                Ok(store::get(&state.db, home.id).await?.unwrap_or(home))
+            }
+        };
+    }
+    let id = Uuid::now_v7();
+    let machine_name = names::machine_name(req.account_id, req.machine_name.as_deref(), id)?;
+    let new = store::NewSandbox {
+        id,
+        account_id: req.account_id,
+        machine_name: &machine_name,
+        mode: if mode == SandboxMode::Persistent { "persistent" } else { "ephemeral" },
+        provider: svc.provider.name(),
+        agent_id: req.agent.id,
+        environment_id,
+        vault_id,
+        runtime: req.agent.spec.runtime.as_str(),
+        api_access: req.api_access.as_str(),
+        fingerprint: env.as_ref().map(|e| e.build_fingerprint.as_str()),
+    };
+    if let Err(e) = store::insert(&state.db, &new).await {
+        if crate::db::is_unique_violation(&e) {
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_machine_name",
+                format!("machine_name `{machine_name}` is already used by another live sandbox"),
+            ));
+        }
+        return Err(e.into());
+    }
+    let row = store::get(&state.db, id).await?.ok_or_else(ApiError::internal)?;
+    let st = state.clone();
+    let conversation = req.conversation_id;
+    tokio::spawn(async move { provision_new(&st, id, conversation, env).await });
+    Ok(row)
+}
+
+/// Everything a machine's environment holds, secrets included, and the
+/// redactor for what leaves the server.
+pub(super) struct Material {
+    pub env: BTreeMap<String, String>,
+    pub secrets: BTreeMap<String, String>,
+    pub redactor: Redactor,
+}
+
+pub(super) async fn material(state: &AppState, row: &SandboxRow, env: Option<&Environment>) -> ApiResult<Material> {
+    let mut vars = BTreeMap::new();
+    let mut secrets = BTreeMap::new();
+    for (k, v) in [
+        ("HOME", "/home/agent"),
+        ("USER", "agent"),
+        ("LOGNAME", "agent"),
+        ("SHELL", "/bin/bash"),
+        ("LANG", "C.UTF-8"),
+        ("PATH", "/home/agent/.local/bin:/usr/local/bin:/usr/bin:/bin"),
+    ] {
+        vars.insert(k.to_owned(), v.to_owned());
+    }
+    if let Some(e) = env {
+        vars.extend(e.env_vars.clone());
+    }
+    if let Some(e) = row.environment_id {
+        for (k, v) in environments::secret_values(state, row.account_id, e).await? {
+            secrets.insert(k, v);
+        }
+    }
+    if let Some(v) = row.vault_id {
+        for (k, val) in crate::vaults::live_secret_values(state, row.account_id, v, now_micros()).await? {
+            secrets.insert(k, val);
+        }
+    }
+    vars.extend(secrets.clone());
+    vars.insert("ACS_SANDBOX_ID".into(), row.id.to_string());
+    let redactor = Redactor::new(secrets.values().cloned());
+    Ok(Material { env: vars, secrets, redactor })
+}
+
+/// Mints a fresh callback key (revoking the machine's older ones) unless
+/// the machine has no API access.
+async fn callback_env(state: &AppState, row: &SandboxRow, env: &mut BTreeMap<String, String>) -> ApiResult<()> {
+    revoke_keys(state, row.id).await?;
+    if row.api_access == ApiAccess::Owner {
+        let svc = service(state)?;
+        let key = crate::keys::create_for_sandbox(
+            &state.db.pool,
+            row.account_id,
+            row.id,
+            &format!("sandbox {}", row.machine_name),
+        )
+        .await?;
+        env.insert("ACS_API_KEY".into(), key.api_key);
+        env.insert("ACS_API_URL".into(), svc.api_url.clone());
+    }
+    Ok(())
+}
+
+async fn revoke_keys(state: &AppState, id: Uuid) -> ApiResult<()> {
+    let ids = store::revoke_keys(&state.db, id).await?;
+    if !ids.is_empty() {
+        state.key_cache.remove_where(|k| ids.contains(&k.key_id));
+    }
+    Ok(())
+}
+
+pub(super) async fn scope(state: &AppState, row: &SandboxRow, conversation: Option<Uuid>) -> events::Scope {
+    let mut conversations = store::holders(&state.db, row.id).await.unwrap_or_default();
+    if let Some(c) = conversation
+        && !conversations.contains(&c)
+    {
+        conversations.push(c);
+    }
+    events::Scope { account_id: row.account_id, sandbox_id: Some(row.id), conversations, turn_id: None }
+}
+
+pub(super) async fn stage(state: &AppState, scope: &events::Scope, name: &str, st: StageState, data: Value) {
+    if let Err(e) = events::stage(&state.db, scope, name, st, &data, None).await {
+        tracing::error!(sandbox = ?scope.sandbox_id, stage = name, "event not written: {e}");
+    }
+}
+
+async fn provision_new(state: &AppState, id: Uuid, conversation: Option<Uuid>, env: Option<Environment>) {
+    let Ok(svc) = service(state) else { return };
+    let lock = svc.lock(id);
+    let _held = lock.lock().await;
+    let Ok(Some(row)) = store::get(&state.db, id).await else { return };
+    let scope = scope(state, &row, conversation).await;
+    stage(state, &scope, "provision", StageState::Started, json!({"sandbox_id": id})).await;
+    let started = Instant::now();
+    let outcome = match material(state, &row, env.as_ref()).await {
+        Ok(mut m) => match callback_env(state, &row, &mut m.env).await {
+            Ok(()) => {
+                let ctx = Ctx { state, svc, row: &row, scope: &scope, env: env.as_ref(), material: &m };
+                let deadline = Duration::from_secs(svc.cfg.provision_timeout_seconds);
+                provision::run(&ctx, deadline).await
+            }
+            Err(e) => Err(e.message.clone().unwrap_or_else(|| e.error.clone())),
+        },
+        Err(e) => Err(e.message.clone().unwrap_or_else(|| e.error.clone())),
+    };
+    finish_start(state, svc, &row, &scope, outcome, started).await;
+}
+
+async fn finish_start(
+    state: &AppState,
+    svc: &Sandboxes,
+    row: &SandboxRow,
+    scope: &events::Scope,
+    outcome: Result<Option<String>, String>,
+    started: Instant,
+) {
+    let ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
+    match outcome {
+        Ok(url) => {
+            if let Err(e) = store::set_ready(&state.db, row.id, url.as_deref()).await {
+                tracing::error!(sandbox = %row.id, "could not mark ready: {e}");
+            }
+            stage(state, scope, "provision", StageState::Done, json!({"sandbox_id": row.id, "duration_ms": ms})).await;
+        }
+        Err(error) => {
+            tracing::warn!(sandbox = %row.id, "provisioning failed: {error}");
+            if row.persistent() {
+                svc.provider.stop(row.id).await;
+            } else {
+                svc.provider.destroy(row.id).await;
+            }
+            let _ = revoke_keys(state, row.id).await;
+            let _ = store::set_failed(&state.db, row.id, &error).await;
+            stage(state, scope, "provision", StageState::Failed, json!({"sandbox_id": row.id, "error": error})).await;
+        }
+    }
+}
+
+/// Wakes a parked (or failed) machine. A failed home with a checkpoint is
+/// rolled back to it first (`checkpoint_restore`). Returns at once; the
+/// stages follow on the event log. `Ok(false)` when it was already up.
+pub async fn wake(state: &AppState, id: Uuid) -> ApiResult<bool> {
+    let row = store::get(&state.db, id).await?.ok_or_else(|| ApiError::not_found("Sandbox"))?;
+    match row.status {
+        SandboxState::Ready | SandboxState::Pending | SandboxState::Starting => return Ok(false),
+        SandboxState::Terminated => {
+            return Err(ApiError::new(StatusCode::CONFLICT, "sandbox_not_attachable", "The sandbox was reclaimed."));
+        }
+        SandboxState::Suspended | SandboxState::Failed => {}
+    }
+    if !store::transition(&state.db, id, &[SandboxState::Suspended, SandboxState::Failed], SandboxState::Starting)
+        .await?
+    {
+        return Ok(false);
+    }
+    let st = state.clone();
+    tokio::spawn(async move { wake_now(&st, row).await });
+    Ok(true)
+}
+
+async fn wake_now(state: &AppState, row: SandboxRow) {
+    let Ok(svc) = service(state) else { return };
+    let lock = svc.lock(row.id);
+    let _held = lock.lock().await;
+    let scope = scope(state, &row, None).await;
+    stage(state, &scope, "provision", StageState::Started, json!({"sandbox_id": row.id, "wake": true})).await;
+    let started = Instant::now();
+    let outcome = wake_steps(state, svc, &row, &scope).await;
+    finish_start(state, svc, &row, &scope, outcome, started).await;
+}
+
+async fn wake_steps(
+    state: &AppState,
+    svc: &Sandboxes,
+    row: &SandboxRow,
+    scope: &events::Scope,
+) -> Result<Option<String>, String> {
+    let fail = |e: ApiError| e.message.clone().unwrap_or_else(|| e.error.clone());
+    let env = match row.environment_id {
+        Some(e) => Some(environments::get_environment(state, row.account_id, e).await.map_err(fail)?),
+        None => None,
+    };
+    if row.status == SandboxState::Failed && row.persistent() && row.checkpoint_id.is_some() {
+        svc.provider.stop(row.id).await;
+        stage(state, scope, "checkpoint_restore", StageState::Started, json!({"checkpoint_id": row.checkpoint_id}))
+            .await;
+        match svc.provider.restore(row.id).await {
+            Ok(()) => stage(state, scope, "checkpoint_restore", StageState::Done, json!({})).await,
+            Err(e) => {
+                let error = e.to_string();
+                stage(state, scope, "checkpoint_restore", StageState::Failed, json!({"error": error})).await;
+                return Err(error);
+            }
+        }
+    }
+    let mut m = material(state, row, env.as_ref()).await.map_err(fail)?;
+    callback_env(state, row, &mut m.env).await.map_err(fail)?;
+    let spec = MachineSpec {
+        id: row.id,
+        hostname: row.machine_name.clone(),
+        persistent: row.persistent(),
+        env: m.env,
+        network: network_policy(env.as_ref()),
+        limits: svc.limits(),
+    };
+    let started = svc.provider.start(&spec).await.map_err(|e| m.redactor.redact_str(&e.to_string()))?;
+    Ok(started.url)
+}
+
+/// Parks an idle persistent machine (stop, then checkpoint its disk) or
+/// reclaims an idle ephemeral one. Skipped when a turn started meanwhile.
+pub async fn park(state: &AppState, id: Uuid) -> ApiResult<()> {
+    let svc = service(state)?;
+    let lock = svc.lock(id);
+    let _held = lock.lock().await;
+    let Some(row) = store::get(&state.db, id).await? else { return Ok(()) };
+    if row.status != SandboxState::Ready || row.busy {
+        return Ok(());
+    }
+    if !row.persistent() {
+        return reclaim_locked(state, svc, &row).await;
+    }
+    if !store::transition(&state.db, id, &[SandboxState::Ready], SandboxState::Suspended).await? {
+        return Ok(());
+    }
+    svc.provider.stop(id).await;
+    revoke_keys(state, id).await?;
+    let scope = scope(state, &row, None).await;
+    match svc.provider.checkpoint(id).await {
+        Ok(ck) => {
+            store::set_checkpoint(&state.db, id, &ck.id, to_micros(ck.at)).await?;
+            stage(state, &scope, "checkpoint", StageState::Done, json!({"checkpoint_id": ck.id})).await;
+        }
+        Err(e) => stage(state, &scope, "checkpoint", StageState::Failed, json!({"error": e.to_string()})).await,
+    }
+    Ok(())
+}
+
+/// Reclaims an ephemeral machine: gone for good; its conversations stay
+/// resumable on a new one (`sandbox` stage `done`).
+pub async fn reclaim(state: &AppState, id: Uuid) -> ApiResult<()> {
+    let svc = service(state)?;
+    let lock = svc.lock(id);
+    let _held = lock.lock().await;
+    let Some(row) = store::get(&state.db, id).await? else { return Ok(()) };
+    reclaim_locked(state, svc, &row).await
+}
+
+async fn reclaim_locked(state: &AppState, svc: &Sandboxes, row: &SandboxRow) -> ApiResult<()> {
+    let live = [SandboxState::Pending, SandboxState::Starting, SandboxState::Ready, SandboxState::Suspended, SandboxState::Failed];
+    if !store::transition(&state.db, row.id, &live, SandboxState::Terminated).await? {
+        return Ok(());
+    }
+    svc.provider.destroy(row.id).await;
+    revoke_keys(state, row.id).await?;
+    let scope = scope(state, row, None).await;
+    stage(state, &scope, "sandbox", StageState::Done, json!({"sandbox_id": row.id})).await;
+    Ok(())
+}
+
+/// `DELETE /api/sandboxes/{id}`: throws the machine and its disk away; the
+/// next launch builds a new one. Refused while a turn runs.
+pub async fn reset(state: &AppState, row: &SandboxRow) -> ApiResult<()> {
+    if row.busy {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "sandbox_not_resettable",
+            "A turn is running on this sandbox; interrupt it or wait for it to end.",
+        )
+        .with("reason", "turn_running"));
+    }
+    if row.status == SandboxState::Terminated {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "sandbox_not_resettable",
+            "The sandbox was already reclaimed.",
+        )
+        .with("reason", "terminated"));
+    }
+    let svc = service(state)?;
+    let lock = svc.lock(row.id);
+    let _held = lock.lock().await;
+    reclaim_locked(state, svc, row).await
+}
+
+/// At start: takes over machines that kept running while no server did, and
+/// fails the builds a restart cut short.
+pub async fn reattach_all(state: &AppState) {
+    let Ok(svc) = service(state) else { return };
+    let rows = match store::in_states(&state.db, &[SandboxState::Pending, SandboxState::Starting, SandboxState::Ready])
+        .await
+    {
+        Ok(rows) => rows,
+        Err(e) => {
+            tracing::error!("reattach: could not list sandboxes: {e}");
+            return;
+        }
+    };
+    for row in rows.into_iter().filter(|r| r.provider == svc.provider.name()) {
+        let scope = scope(state, &row, None).await;
+        if row.status != SandboxState::Ready {
+            svc.provider.stop(row.id).await;
+            let error = "provisioning was cut short by a server restart";
+            let _ = store::set_failed(&state.db, row.id, error).await;
+            stage(state, &scope, "provision", StageState::Failed, json!({"error": error})).await;
+            continue;
+        }
+        stage(state, &scope, "reattach", StageState::Started, json!({"sandbox_id": row.id})).await;
+        let env = match row.environment_id {
+            Some(e) => environments::get_environment(state, row.account_id, e).await.ok(),
+            None => None,
+        };
+        let spec = MachineSpec {
+            id: row.id,
+            hostname: row.machine_name.clone(),
+            persistent: row.persistent(),
+            env: BTreeMap::new(),
+            network: network_policy(env.as_ref()),
+            limits: svc.limits(),
+        };
+        match svc.provider.reattach(&spec).await {
+            Ok(true) => stage(state, &scope, "reattach", StageState::Done, json!({})).await,
+            outcome => {
+                let error = match outcome {
+                    Err(e) => e.to_string(),
+                    _ => "the machine stopped while no server ran".to_owned(),
+                };
+                let _ = store::set_failed(&state.db, row.id, &error).await;
+                stage(state, &scope, "reattach", StageState::Failed, json!({"error": error})).await;
+            }
+        }
+    }
+}
+
+/// Parks or reclaims machines idle for `sandbox.idle_seconds`.
+pub async fn idle_sweeper(state: AppState) {
+    let Ok(svc) = service(&state) else { return };
+    let idle = Duration::from_secs(svc.cfg.idle_seconds.max(1));
+    let every = (idle / 4).clamp(Duration::from_millis(200), Duration::from_secs(30));
+    loop {
+        tokio::select! {
+            _ = state.shutdown.cancelled() => return,
+            _ = tokio::time::sleep(every) => {}
+        }
+        let before = now_micros() - i64::try_from(idle.as_micros()).unwrap_or(i64::MAX);
+        match store::idle(&state.db, before).await {
+            Ok(ids) => {
+                for id in ids {
+                    if let Err(e) = park(&state, id).await {
+                        tracing::warn!(sandbox = %id, "park failed: {e:?}");
+                    }
+                }
+            }
+            Err(e) => tracing::warn!("idle sweep: {e}"),
+        }
+    }
+}

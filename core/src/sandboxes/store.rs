@@ -1,0 +1,245 @@
+//! Queries of the `sandboxes` table and the conversations a sandbox holds.
+
+use sqlx::Row;
+use uuid::Uuid;
+
+use super::model::{COLUMNS, ConversationStatus, SandboxConversation, SandboxRow, SandboxState};
+use crate::agents::Runtime;
+use crate::db::{Db, RowExt};
+use crate::time_fmt::{from_micros, now_micros};
+
+pub struct NewSandbox<'a> {
+    pub id: Uuid,
+    pub account_id: Uuid,
+    pub machine_name: &'a str,
+    pub mode: &'a str,
+    pub provider: &'a str,
+    pub agent_id: Uuid,
+    pub environment_id: Option<Uuid>,
+    pub vault_id: Option<Uuid>,
+    pub runtime: &'a str,
+    pub api_access: &'a str,
+    pub fingerprint: Option<&'a str>,
+}
+
+pub async fn insert(db: &Db, s: &NewSandbox<'_>) -> Result<(), sqlx::Error> {
+    let now = now_micros();
+    sqlx::query(
+        "INSERT INTO sandboxes (id, account_id, machine_name, status, mode, provider, agent_id, environment_id, \
+         vault_id, runtime, sandbox_api_access, fingerprint, touched_at, created_at, updated_at) \
+         VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $12)",
+    )
+    .bind(s.id.to_string())
+    .bind(s.account_id.to_string())
+    .bind(s.machine_name.to_owned())
+    .bind(s.mode.to_owned())
+    .bind(s.provider.to_owned())
+    .bind(s.agent_id.to_string())
+    .bind(s.environment_id.map(|v| v.to_string()))
+    .bind(s.vault_id.map(|v| v.to_string()))
+    .bind(s.runtime.to_owned())
+    .bind(s.api_access.to_owned())
+    .bind(s.fingerprint.map(str::to_owned))
+    .bind(now)
+    .execute(&db.pool)
+    .await?;
+    Ok(())
+}
+
+pub async fn get(db: &Db, id: Uuid) -> Result<Option<SandboxRow>, sqlx::Error> {
+    let sql = sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM sandboxes WHERE id = $1"));
+    let row = sqlx::query(sql).bind(id.to_string()).fetch_optional(&db.pool).await?;
+    row.as_ref().map(SandboxRow::from_row).transpose()
+}
+
+/// The account's sandboxes, newest first; only `only` when given (a sandbox key).
+pub async fn list(db: &Db, account_id: Uuid, only: Option<Uuid>) -> Result<Vec<SandboxRow>, sqlx::Error> {
+    let sql = sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM sandboxes WHERE account_id = $1 AND ($2 = '' OR id = $2) \
+         ORDER BY created_at DESC, id DESC LIMIT 1000"
+    ));
+    let rows = sqlx::query(sql)
+        .bind(account_id.to_string())
+        .bind(only.map(|u| u.to_string()).unwrap_or_default())
+        .fetch_all(&db.pool)
+        .await?;
+    rows.iter().map(SandboxRow::from_row).collect()
+}
+
+/// The live persistent home of an agent identity, if any.
+pub async fn find_home(
+    db: &Db,
+    account_id: Uuid,
+    agent_id: Uuid,
+    environment_id: Option<Uuid>,
+    vault_id: Option<Uuid>,
+) -> Result<Option<SandboxRow>, sqlx::Error> {
+    let sql = sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM sandboxes WHERE account_id = $1 AND agent_id = $2 AND mode = 'persistent' \
+         AND COALESCE(environment_id, '') = $3 AND COALESCE(vault_id, '') = $4 AND status <> 'terminated' \
+         ORDER BY created_at DESC LIMIT 1"
+    ));
+    let row = sqlx::query(sql)
+        .bind(account_id.to_string())
+        .bind(agent_id.to_string())
+        .bind(environment_id.map(|u| u.to_string()).unwrap_or_default())
+        .bind(vault_id.map(|u| u.to_string()).unwrap_or_default())
+        .fetch_optional(&db.pool)
+        .await?;
+    row.as_ref().map(SandboxRow::from_row).transpose()
+}
+
+/// Sandboxes in these states (for reattach at start and the idle sweep).
+pub async fn in_states(db: &Db, states: &[SandboxState]) -> Result<Vec<SandboxRow>, sqlx::Error> {
+    let list: Vec<String> = states.iter().map(|s| format!("'{}'", s.as_str())).collect();
+    let sql = sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM sandboxes WHERE status IN ({}) ORDER BY created_at",
+        list.join(", ")
+    ));
+    let rows = sqlx::query(sql).fetch_all(&db.pool).await?;
+    rows.iter().map(SandboxRow::from_row).collect()
+}
+
+/// Ready, idle machines untouched since `before` (microseconds).
+pub async fn idle(db: &Db, before: i64) -> Result<Vec<Uuid>, sqlx::Error> {
+    let rows = sqlx::query("SELECT id FROM sandboxes WHERE status = 'ready' AND busy = 0 AND touched_at < $1")
+        .bind(before)
+        .fetch_all(&db.pool)
+        .await?;
+    rows.iter().map(|r| r.uuid("id")).collect()
+}
+
+/// Moves a sandbox to `to` only from one of `from`; false when it was elsewhere.
+pub async fn transition(db: &Db, id: Uuid, from: &[SandboxState], to: SandboxState) -> Result<bool, sqlx::Error> {
+    let list: Vec<String> = from.iter().map(|s| format!("'{}'", s.as_str())).collect();
+    let sql = sqlx::AssertSqlSafe(format!(
+        "UPDATE sandboxes SET status = $1, updated_at = $2 WHERE id = $3 AND status IN ({})",
+        list.join(", ")
+    ));
+    let done = sqlx::query(sql).bind(to.as_str()).bind(now_micros()).bind(id.to_string()).execute(&db.pool).await?;
+    Ok(done.rows_affected() == 1)
+}
+
+pub async fn set_ready(db: &Db, id: Uuid, url: Option<&str>) -> Result<(), sqlx::Error> {
+    let now = now_micros();
+    sqlx::query(
+        "UPDATE sandboxes SET status = 'ready', url = $1, error = NULL, last_resumed_at = $2, touched_at = $2, \
+         updated_at = $2 WHERE id = $3",
+    )
+    .bind(url.map(str::to_owned))
+    .bind(now)
+    .bind(id.to_string())
+    .execute(&db.pool)
+    .await?;
+    Ok(())
+}
+
+pub async fn set_failed(db: &Db, id: Uuid, error: &str) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE sandboxes SET status = 'failed', error = $1, updated_at = $2 WHERE id = $3")
+        .bind(error.to_owned())
+        .bind(now_micros())
+        .bind(id.to_string())
+        .execute(&db.pool)
+        .await?;
+    Ok(())
+}
+
+pub async fn set_checkpoint(db: &Db, id: Uuid, checkpoint_id: &str, at: i64) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE sandboxes SET checkpoint_id = $1, checkpoint_at = $2, updated_at = $3 WHERE id = $4")
+        .bind(checkpoint_id.to_owned())
+        .bind(at)
+        .bind(now_micros())
+        .bind(id.to_string())
+        .execute(&db.pool)
+        .await?;
+    Ok(())
+}
+
+/// Marks activity on a machine: the idle timer starts again.
+pub async fn touch(db: &Db, id: Uuid) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE sandboxes SET touched_at = $1 WHERE id = $2")
+        .bind(now_micros())
+        .bind(id.to_string())
+        .execute(&db.pool)
+        .await?;
+    Ok(())
+}
+
+/// Every conversation ever opened on a sandbox, newest first.
+pub async fn conversations(db: &Db, sandbox_id: Uuid) -> Result<Vec<SandboxConversation>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT id, status, mid_turn, created_at, runtime, title FROM conversations WHERE sandbox_id = $1 \
+         ORDER BY created_at DESC, id DESC",
+    )
+    .bind(sandbox_id.to_string())
+    .fetch_all(&db.pool)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            let status: String = r.try_get("status")?;
+            let runtime: String = r.try_get("runtime")?;
+            Ok(SandboxConversation {
+                id: r.uuid("id")?,
+                status: serde_json::from_value(serde_json::Value::String(status)).unwrap_or(ConversationStatus::Failed),
+                mid_turn: r.flag("mid_turn")?,
+                inserted_at: from_micros(r.try_get("created_at")?),
+                runtime: serde_json::from_value(serde_json::Value::String(runtime)).unwrap_or(Runtime::Acp),
+                title: r.try_get("title")?,
+            })
+        })
+        .collect()
+}
+
+/// Ids of the live conversations holding a sandbox (stage events go to each).
+pub async fn holders(db: &Db, sandbox_id: Uuid) -> Result<Vec<Uuid>, sqlx::Error> {
+    let rows = sqlx::query("SELECT id FROM conversations WHERE sandbox_id = $1 AND status <> 'terminated' ORDER BY id")
+        .bind(sandbox_id.to_string())
+        .fetch_all(&db.pool)
+        .await?;
+    rows.iter().map(|r| r.uuid("id")).collect()
+}
+
+/// Revokes a sandbox's callback keys; returns their ids (for the key cache).
+pub async fn revoke_keys(db: &Db, sandbox_id: Uuid) -> Result<Vec<Uuid>, sqlx::Error> {
+    let rows = sqlx::query("SELECT id FROM api_keys WHERE sandbox_id = $1")
+        .bind(sandbox_id.to_string())
+        .fetch_all(&db.pool)
+        .await?;
+    let ids: Vec<Uuid> = rows.iter().map(|r| r.uuid("id")).collect::<Result<_, _>>()?;
+    sqlx::query("DELETE FROM api_keys WHERE sandbox_id = $1").bind(sandbox_id.to_string()).execute(&db.pool).await?;
+    Ok(ids)
+}
+
+pub async fn egress_page(
+    db: &Db,
+    sandbox_id: Uuid,
+    before: Option<i64>,
+    limit: i64,
+) -> Result<Vec<super::model::EgressEvent>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT id, method, host, credential_keys, service, status, latency_ms, error, at FROM egress_events \
+         WHERE sandbox_id = $1 AND id < $2 ORDER BY id DESC LIMIT $3",
+    )
+    .bind(sandbox_id.to_string())
+    .bind(before.unwrap_or(i64::MAX))
+    .bind(limit)
+    .fetch_all(&db.pool)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            let keys: String = r.try_get("credential_keys")?;
+            Ok(super::model::EgressEvent {
+                id: r.try_get("id")?,
+                method: r.try_get("method")?,
+                host: r.try_get("host")?,
+                path: "/[REDACTED]".into(),
+                credential_keys: serde_json::from_str(&keys).unwrap_or_default(),
+                at: from_micros(r.try_get("at")?),
+                service: r.try_get("service")?,
+                status: r.try_get::<Option<i64>, _>("status")?,
+                latency_ms: r.try_get("latency_ms")?,
+                error: r.try_get("error")?,
+            })
+        })
+        .collect()
+}
