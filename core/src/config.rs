@@ -129,6 +129,8 @@ pub struct SandboxConfig {
     pub subnet: ipnet::Ipv4Net,
     /// Host-wide leases of those addresses, shared by every acs server on the host.
     pub lease_dir: String,
+    /// Supervisor sockets, one short directory per machine.
+    pub run_dir: String,
     /// The egress proxy's port on each machine's host-side address.
     pub proxy_port: u16,
     /// Seconds an egress request may take before the proxy answers 504.
@@ -234,6 +236,7 @@ impl Default for SandboxConfig {
             pids: 4096,
             subnet: "10.200.0.0/16".parse().expect("a valid subnet"),
             lease_dir: "/run/acs/net".into(),
+            run_dir: "/run/acs/machines".into(),
             proxy_port: 3128,
             egress_timeout_seconds: 300,
             blocked_cidrs: [

@@ -86,7 +86,6 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
             .timeout(Duration::from_secs(10))
             .build()?,
         slots: Default::default(),
-        #[cfg(any())]
         sandboxes: Default::default(),
         request_ids: middleware::RequestIds::new(),
         db,
@@ -105,7 +104,8 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         .merge(environments::router())
         .merge(vaults::router())
         .merge(credentials::router())
-        .merge(search::router());
+        .merge(search::router())
+        .merge(crate::sandboxes::router());
     for ext in &exts {
         let gate = Gate { state: state.clone(), name: ext.name() };
         protected = protected.merge(ext.routes().route_layer(from_fn_with_state(gate, feature_gate)));
@@ -177,7 +177,6 @@ pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, Box
     let app = build(loaded).await?;
     let state = app.state.clone();
     let addr = listener.local_addr()?;
-    #[cfg(any())]
     let sweeper = crate::sandboxes::start(&state, addr).await?;
     let enabled: Vec<&'static dyn Extension> =
         app.extensions.iter().copied().filter(|e| state.feature_enabled(e.name())).collect();
@@ -185,7 +184,6 @@ pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, Box
         ext.on_start(&state).await.map_err(|e| format!("extension {}: {e}", ext.name()))?;
     }
     let mut workers = JoinSet::new();
-    #[cfg(any())]
     workers.spawn(sweeper);
     for ext in &enabled {
         for w in ext.workers(&state) {

@@ -43,7 +43,6 @@ pub struct Inner {
     /// State that extensions keep per server, one value per type.
     pub slots: Slots,
     /// The sandbox service, set once the server listens (it needs the address).
-    #[cfg(any())]
     pub sandboxes: std::sync::OnceLock<Arc<crate::sandboxes::Sandboxes>>,
 }
 

@@ -3,6 +3,8 @@
 use std::sync::Arc;
 
 use tokio::io::{AsyncBufRead, AsyncWrite};
+use tokio::sync::oneshot::{self, error::TryRecvError};
+use tokio::task::{JoinError, JoinHandle};
 
 use crate::command::READ_CHUNK;
 use crate::kept::Kept;
@@ -28,25 +30,31 @@ where
     write_line(writer, &Reply::Attached(attached)).await.map_err(client_gone)?;
     eprintln!("sandboxd: attached to {} at {stdout_start}/{stderr_start}", kept.name);
     let mut input = tokio::spawn(forward_input(kept.clone(), reader));
-    let result = tokio::select! {
-        sent = send_output(&kept, [stdout_start, stderr_start], writer) => sent.map_err(client_gone),
-        // Input ends quietly at end of stream; only a malformed line ends the attachment from this side.
-        Ok(Err(bad)) = &mut input => Err(bad),
-        _ = replaced => Ok(()),
-    };
+    let result = send_output(&kept, [stdout_start, stderr_start], writer, replaced, &mut input).await;
     input.abort();
     result
 }
 
-fn client_gone(e: std::io::Error) -> RemoteError {
-    RemoteError::from_io(&e, "client connection")
-}
-
-/// Sends buffered output from `next` (stdout, stderr offsets) as it arrives, then the exit line.
-async fn send_output<W: AsyncWrite + Unpin>(kept: &Kept, mut next: [u64; 2], writer: &mut W) -> std::io::Result<()> {
+/// Sends buffered output from `next` (stdout, stderr offsets) as it arrives, then the exit line. Stops early
+/// when `replaced` fires or the input is malformed; those are checked between lines, never within one.
+async fn send_output<W: AsyncWrite + Unpin>(
+    kept: &Kept,
+    mut next: [u64; 2],
+    writer: &mut W,
+    mut replaced: oneshot::Receiver<()>,
+    input: &mut JoinHandle<Result<(), RemoteError>>,
+) -> Result<(), RemoteError> {
     let mut changes = kept.subscribe();
+    let mut input_open = true;
     loop {
         changes.borrow_and_update();
+        if !matches!(replaced.try_recv(), Err(TryRecvError::Empty)) {
+            return Ok(());
+        }
+        if input_open && input.is_finished() {
+            input_open = false;
+            input_failed((&mut *input).await)?;
+        }
         // Read before the buffers: once finished is seen, no byte can be added after what is read next.
         let finished = kept.finished();
         let mut sent = false;
@@ -54,7 +62,8 @@ async fn send_output<W: AsyncWrite + Unpin>(kept: &Kept, mut next: [u64; 2], wri
             let (offset, data) = kept.pending(stream, next[i], READ_CHUNK);
             if !data.is_empty() {
                 next[i] = offset + data.len() as u64;
-                write_line(writer, &Reply::Output(Output { stream, offset: Some(offset), data })).await?;
+                let line = Reply::Output(Output { stream, offset: Some(offset), data });
+                write_line(writer, &line).await.map_err(client_gone)?;
                 sent = true;
             }
         }
@@ -62,12 +71,30 @@ async fn send_output<W: AsyncWrite + Unpin>(kept: &Kept, mut next: [u64; 2], wri
             continue;
         }
         if let Some((code, signal)) = finished {
-            return write_line(writer, &Reply::Exit(Exit { code, signal, timed_out: None, truncated: None })).await;
+            let exit = Reply::Exit(Exit { code, signal, timed_out: None, truncated: None });
+            return write_line(writer, &exit).await.map_err(client_gone);
         }
-        if changes.changed().await.is_err() {
-            return Ok(());
+        tokio::select! {
+            changed = changes.changed() => if changed.is_err() { return Ok(()) },
+            _ = &mut replaced => return Ok(()),
+            done = &mut *input, if input_open => {
+                input_open = false;
+                input_failed(done)?;
+            }
         }
     }
+}
+
+/// Input ends quietly at end of stream; only a malformed line ends the attachment from the client's side.
+fn input_failed(done: Result<Result<(), RemoteError>, JoinError>) -> Result<(), RemoteError> {
+    match done {
+        Ok(Err(bad)) => Err(bad),
+        Ok(Ok(())) | Err(_) => Ok(()),
+    }
+}
+
+fn client_gone(e: std::io::Error) -> RemoteError {
+    RemoteError::from_io(&e, "client connection")
 }
 
 /// Applies the client's input lines until it stops sending.

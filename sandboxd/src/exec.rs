@@ -12,12 +12,6 @@ use crate::command::{self, DRAIN_GRACE, GroupGuard, Launch, READ_CHUNK};
 use crate::lines::write_line;
 use crate::proto::{DEFAULT_MAX_OUTPUT, ExecRequest, Exit, Output, RemoteError, Reply, Stream};
 
-enum Outcome {
-    Exited(std::io::Result<std::process::ExitStatus>),
-    TimedOut,
-    ClientGone,
-}
-
 /// Runs `req`, answering on `writer`. `client` is the rest of the connection: its end means the client left,
 /// and then the child's process group is killed.
 pub(crate) async fn run<R, W>(req: ExecRequest, mut client: R, writer: &mut W) -> Result<(), RemoteError>
@@ -37,30 +31,31 @@ where
     }
     let deadline = req.timeout_ms.map(|ms| Instant::now() + Duration::from_millis(ms));
     let truncated = AtomicBool::new(false);
-    let shared = Mutex::new(&mut *writer);
     let max = req.max_output.unwrap_or(DEFAULT_MAX_OUTPUT);
-    let outcome = tokio::select! {
-        status = run_to_exit(&mut child, &shared, max, &truncated) => Outcome::Exited(status),
-        () = sleep_until(deadline) => Outcome::TimedOut,
-        () = read_until_closed(&mut client) => Outcome::ClientGone,
+    let mut timed_out = false;
+    let status = {
+        // Both streams write lines through it; the exit line below is written after they are done.
+        let shared = Mutex::new(&mut *writer);
+        let forwarding = run_to_exit(&mut child, &shared, max, &truncated);
+        tokio::pin!(forwarding);
+        loop {
+            tokio::select! {
+                status = &mut forwarding => break status,
+                // Killing rather than abandoning the forwarding: a line is never cut, and output written
+                // before the kill still reaches the client.
+                () = sleep_until(deadline), if !timed_out => {
+                    timed_out = true;
+                    guard.kill();
+                }
+                () = read_until_closed(&mut client) => {
+                    eprintln!("sandboxd: exec {program}: client left, killing its process group");
+                    return Ok(());
+                }
+            }
+        }
     };
-    drop(shared);
-    let ended = match outcome {
-        Outcome::Exited(Ok(status)) => {
-            guard.disarm();
-            Ok((status, false))
-        }
-        Outcome::TimedOut => {
-            guard.kill();
-            child.wait().await.map(|status| (status, true))
-        }
-        Outcome::Exited(Err(e)) => Err(e),
-        Outcome::ClientGone => {
-            eprintln!("sandboxd: exec {program}: client left, killing its process group");
-            return Ok(());
-        }
-    };
-    let (status, timed_out) = ended.map_err(|e| RemoteError::from_io(&e, "exec"))?;
+    let status = status.map_err(|e| RemoteError::from_io(&e, "exec"))?;
+    guard.disarm();
     let (code, signal) = command::describe(status);
     let exit = Exit { code, signal, timed_out: Some(timed_out), truncated: Some(truncated.load(Ordering::Relaxed)) };
     write_line(writer, &Reply::Exit(exit)).await.map_err(|e| RemoteError::from_io(&e, "client connection"))

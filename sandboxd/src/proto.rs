@@ -277,4 +277,15 @@ mod tests {
         let err = Reply::Error(RemoteError::new(ErrorCode::NotFound, "no"));
         assert_eq!(serde_json::to_string(&err).unwrap(), r#"{"type":"error","code":"not_found","message":"no"}"#);
     }
+
+    #[test]
+    fn os_errors_map_to_codes() {
+        use std::io::{Error, ErrorKind};
+        let code = |kind| RemoteError::from_io(&Error::from(kind), "x").code;
+        assert_eq!(code(ErrorKind::NotFound), "not_found");
+        assert_eq!(code(ErrorKind::NotADirectory), "not_found");
+        assert_eq!(code(ErrorKind::PermissionDenied), "permission_denied");
+        assert_eq!(code(ErrorKind::IsADirectory), "is_directory");
+        assert_eq!(code(ErrorKind::Interrupted), "io");
+    }
 }

@@ -114,6 +114,7 @@ impl Drop for TestApp {
         // Machines outlive servers on purpose (reattach); a test's must not.
         acs::core::provider::local::purge_blocking(
             &self.dir.join("sandboxes").join("machines"),
+            std::path::Path::new(&self.loaded.config.sandbox.run_dir),
             std::path::Path::new(&self.loaded.config.sandbox.lease_dir),
         );
         let _ = std::fs::remove_dir_all(&self.dir);
@@ -144,7 +145,18 @@ impl TestApp {
             r.shutdown().await.expect("clean shutdown");
         }
         // The same address: machines keep the API URL they were given.
-        let listener = tokio::net::TcpListener::bind(addr).await.unwrap();
+        let mut tries = 0;
+        let listener = loop {
+            match tokio::net::TcpListener::bind(addr).await {
+                Ok(l) => break l,
+                Err(e) if tries < 100 => {
+                    tries += 1;
+                    let _ = e;
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                }
+                Err(e) => panic!("rebinding {addr}: {e}"),
+            }
+        };
         let running = server::start(self.loaded.clone(), listener).await.expect("server restarts");
         self.base = format!("http://{}", running.addr);
         self.running = Some(running);

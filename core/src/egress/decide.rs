@@ -38,6 +38,7 @@ mod tests {
             allowed_hosts: vec!["example.com".into()],
             always_allowed: vec![],
             blocked_nets: vec![],
+            aliases: vec![],
         };
         let allowed = Target::parse("example.com:443", None).unwrap();
         let other = Target::parse("example.org:443", None).unwrap();

@@ -10,6 +10,9 @@ use super::refusal::Refusal;
 use super::target::Target;
 
 pub(crate) async fn dial(policy: &Policy, target: &Target) -> Result<TcpStream, Refusal> {
+    if let Some(addr) = policy.alias(target) {
+        return connect(&[addr]).await;
+    }
     let addrs = resolve(target).await?;
     check_addresses(policy, target, &addrs)?;
     connect(&addrs).await
@@ -54,6 +57,7 @@ mod tests {
             allowed_hosts: vec![],
             always_allowed: always.iter().map(|s| s.to_string()).collect(),
             blocked_nets: blocked.iter().map(|n| n.parse().unwrap()).collect(),
+            aliases: vec![],
         }
     }
 

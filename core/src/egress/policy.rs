@@ -18,6 +18,9 @@ pub struct Policy {
     pub always_allowed: Vec<String>,
     /// Resolved addresses refused unless the destination is in `always_allowed`.
     pub blocked_nets: Vec<IpNet>,
+    /// `host:port` names the proxy maps to a fixed address instead of looking
+    /// them up (the acs API as machines see it); always allowed.
+    pub aliases: Vec<(String, std::net::SocketAddr)>,
 }
 
 impl Policy {
@@ -38,7 +41,13 @@ impl Policy {
     }
 
     pub fn is_always_allowed(&self, target: &Target) -> bool {
-        self.always_allowed.iter().any(|entry| Target::parse(entry, None).as_ref() == Some(target))
+        self.alias(target).is_some()
+            || self.always_allowed.iter().any(|entry| Target::parse(entry, None).as_ref() == Some(target))
+    }
+
+    /// The fixed address of an aliased target.
+    pub fn alias(&self, target: &Target) -> Option<std::net::SocketAddr> {
+        self.aliases.iter().find(|(name, _)| Target::parse(name, None).as_ref() == Some(target)).map(|(_, a)| *a)
     }
 
     /// Whether the proxy may connect to `ip` on the way to `target`.
@@ -72,6 +81,7 @@ mod tests {
             allowed_hosts: hosts.iter().map(|h| h.to_string()).collect(),
             always_allowed: vec![],
             blocked_nets: Policy::default_blocked_nets(),
+            aliases: vec![],
         }
     }
 
@@ -115,6 +125,10 @@ mod tests {
         let open = Policy { allow_all: true, ..limited(&[]) };
         assert!(open.host_allowed(&target("anything.example")));
 
+        let aliased = Policy { aliases: vec![("acs-api:8080".into(), "127.0.0.1:8080".parse().unwrap())], ..limited(&[]) };
+        assert!(aliased.host_allowed(&target("acs-api:8080")));
+        assert_eq!(aliased.alias(&target("acs-api:8080")), Some("127.0.0.1:8080".parse().unwrap()));
+        assert!(!aliased.host_allowed(&target("acs-api:8081")), "an alias names a port");
         let api = Policy { always_allowed: vec!["acs.example:8443".into()], ..limited(&[]) };
         assert!(api.host_allowed(&target("ACS.example:8443")));
         assert!(!api.host_allowed(&target("acs.example:443")), "always_allowed names a port");

@@ -55,6 +55,7 @@ fn limited(hosts: &[&str]) -> Policy {
         allowed_hosts: hosts.iter().map(|h| h.to_string()).collect(),
         always_allowed: vec![],
         blocked_nets: vec![],
+        aliases: vec![],
     }
 }
 

@@ -2,8 +2,300 @@
 //! and lifecycle. Handlers are thin; the moves live in `service`, the
 //! build stages in `provision`, the reads in `reads`.
 
+pub mod egress_log;
 pub mod git;
+pub mod model;
 pub mod names;
+pub mod provision;
+pub mod reads;
 pub mod redact;
-#[cfg(any())]
-mod api;
+pub mod service;
+pub mod store;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::State;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use uuid::Uuid;
+
+use self::git::{DiffQuery, SandboxChange};
+use self::model::{
+    EgressEvent, MachineStateView, Sandbox, SandboxDetail, SandboxDiff, SandboxFile, SandboxRow, SandboxStatus,
+    SandboxStatusResponse,
+};
+pub use self::service::{LaunchRequest, Sandboxes, launch, park, reclaim, wake};
+use crate::auth::{Principal, Scope};
+use crate::error::{ApiError, ApiResult};
+use crate::http::extract::page_limit;
+use crate::http::{Data, Path, Query, ok};
+use crate::provider::local::{LocalConfig, LocalProvider, net::NetConfig};
+use crate::provider::{MachineState, SandboxProvider};
+use crate::state::AppState;
+use crate::time_fmt::from_micros;
+
+/// The sandbox of `id` if the caller may see it; 404 `sandbox_not_found` otherwise.
+pub async fn owned(state: &AppState, p: &Principal, id: Uuid) -> ApiResult<SandboxRow> {
+    let row = store::get(&state.db, id).await?;
+    match row {
+        Some(r) if r.account_id == p.account_id && p.sandbox_id.is_none_or(|s| s == id) => Ok(r),
+        _ => Err(ApiError::new(axum::http::StatusCode::NOT_FOUND, "sandbox_not_found", "No such sandbox.")),
+    }
+}
+
+/// The account's sandboxes, newest first (a sandbox key sees its own only).
+#[utoipa::path(get, path = "/api/sandboxes", tag = "sandboxes",
+    responses((status = 200, description = "Sandboxes, newest first", body = Data<Vec<Sandbox>>)))]
+async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec<Sandbox>>> {
+    let rows = store::list(&state.db, p.account_id, p.sandbox_id).await?;
+    Ok(ok(rows.iter().map(SandboxRow::view).collect()))
+}
+
+/// One sandbox with every conversation opened on it, newest first.
+#[utoipa::path(get, path = "/api/sandboxes/{id}", tag = "sandboxes", params(("id" = Uuid, Path)),
+    responses((status = 200, description = "The sandbox", body = Data<SandboxDetail>),
+        (status = 404, description = "`sandbox_not_found`", body = crate::error::ErrorBody)))]
+async fn detail(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<Data<SandboxDetail>> {
+    let row = owned(&state, &p, id).await?;
+    let conversations = store::conversations(&state.db, id).await?;
+    Ok(ok(SandboxDetail {
+        sandbox: row.view(),
+        inserted_at: from_micros(row.created_at),
+        last_resumed_at: row.last_resumed_at.map(from_micros),
+        conversations,
+    }))
+}
+
+/// Resets a sandbox: the machine and its disk are thrown away and the next
+/// launch builds a new one. Refused while a turn runs (409 `sandbox_not_resettable`).
+#[utoipa::path(delete, path = "/api/sandboxes/{id}", tag = "sandboxes", params(("id" = Uuid, Path)),
+    responses((status = 200, description = "The sandbox, now terminated", body = Data<Sandbox>),
+        (status = 409, description = "`sandbox_not_resettable` with `reason`", body = crate::error::ErrorBody)))]
+async fn reset(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<Data<Sandbox>> {
+    if p.scope == Scope::Sandbox {
+        return Err(ApiError::insufficient_scope());
+    }
+    let row = owned(&state, &p, id).await?;
+    service::reset(&state, &row).await?;
+    crate::audit::record(&state.db.pool, &crate::audit::Actor::key(&p), "sandbox.reset", Some(("sandbox", id))).await?;
+    let row = store::get(&state.db, id).await?.ok_or_else(ApiError::internal)?;
+    Ok(ok(row.view()))
+}
+
+/// The sandbox's status and what the provider reports of the machine now.
+#[utoipa::path(get, path = "/api/sandboxes/{id}/status", tag = "sandboxes", params(("id" = Uuid, Path)),
+    responses((status = 200, description = "Status", body = SandboxStatusResponse)))]
+async fn status(
+    State(state): State<AppState>,
+    p: Principal,
+    Path(id): Path<Uuid>,
+) -> ApiResult<axum::Json<SandboxStatusResponse>> {
+    let row = owned(&state, &p, id).await?;
+    let svc = service::service(&state)?;
+    let machine = match svc.provider.state(id).await {
+        MachineState::Running => MachineStateView::Running,
+        MachineState::Stopped => MachineStateView::Stopped,
+        MachineState::Missing => MachineStateView::Missing,
+    };
+    Ok(axum::Json(SandboxStatusResponse {
+        data: SandboxStatus {
+            id,
+            status: row.status,
+            machine,
+            mid_turn: row.busy,
+            error: row.error.clone(),
+            last_resumed_at: row.last_resumed_at.map(from_micros),
+        },
+    }))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct FileQuery {
+    /// Absolute path inside the sandbox.
+    pub path: String,
+    /// Bytes of content at most (default `sandbox.read_max_bytes`, 1 MiB; at most 16 MiB).
+    pub max_bytes: Option<u64>,
+}
+
+/// Reads a file (redacted). A parked sandbox answers from its snapshot with `snapshot_at`.
+#[utoipa::path(get, path = "/api/sandboxes/{id}/files", tag = "sandboxes", params(("id" = Uuid, Path), FileQuery),
+    responses((status = 200, description = "The file", body = Data<SandboxFile>)))]
+async fn files(
+    State(state): State<AppState>,
+    p: Principal,
+    Path(id): Path<Uuid>,
+    Query(q): Query<FileQuery>,
+) -> ApiResult<Data<SandboxFile>> {
+    let row = owned(&state, &p, id).await?;
+    Ok(ok(reads::file(&state, &row, &q.path, q.max_bytes).await?))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct DiffParams {
+    /// A directory inside a repository (absolute).
+    pub path: String,
+    /// Diff the index (`--cached`) instead of the working tree.
+    #[serde(default)]
+    pub staged: bool,
+    /// The revision to diff against (default: the index, or HEAD when staged).
+    #[serde(rename = "ref")]
+    #[param(rename = "ref")]
+    pub git_ref: Option<String>,
+    pub max_bytes: Option<u64>,
+}
+
+/// The git diff of tracked content under a path (unified, no colour, redacted).
+#[utoipa::path(get, path = "/api/sandboxes/{id}/diff", tag = "sandboxes", params(("id" = Uuid, Path), DiffParams),
+    responses((status = 200, description = "The diff", body = Data<SandboxDiff>)))]
+async fn diff(
+    State(state): State<AppState>,
+    p: Principal,
+    Path(id): Path<Uuid>,
+    Query(q): Query<DiffParams>,
+) -> ApiResult<Data<SandboxDiff>> {
+    let row = owned(&state, &p, id).await?;
+    let query = DiffQuery { path: q.path, staged: q.staged, git_ref: q.git_ref };
+    Ok(ok(reads::diff(&state, &row, query, q.max_bytes).await?))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ChangesQuery {
+    /// A directory inside a repository (absolute).
+    pub path: String,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SandboxChangesResponse {
+    pub data: Vec<SandboxChange>,
+    /// The repository's root; change paths are relative to it.
+    pub repo_root: String,
+}
+
+/// git status of the repository holding `path`: one entry per changed path.
+#[utoipa::path(get, path = "/api/sandboxes/{id}/changes", tag = "sandboxes", params(("id" = Uuid, Path), ChangesQuery),
+    responses((status = 200, description = "Changed paths", body = SandboxChangesResponse)))]
+async fn changes(
+    State(state): State<AppState>,
+    p: Principal,
+    Path(id): Path<Uuid>,
+    Query(q): Query<ChangesQuery>,
+) -> ApiResult<axum::Json<SandboxChangesResponse>> {
+    let row = owned(&state, &p, id).await?;
+    let (repo_root, data) = reads::changes(&state, &row, &q.path).await?;
+    Ok(axum::Json(SandboxChangesResponse { data, repo_root }))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct EgressQuery {
+    /// Only records older than this id (the last id of the previous page).
+    pub before: Option<i64>,
+    /// 1 to 500 (default 100).
+    pub limit: Option<i64>,
+}
+
+/// Outbound requests of the sandbox through the egress proxy, newest first.
+#[utoipa::path(get, path = "/api/sandboxes/{id}/egress", tag = "sandboxes", params(("id" = Uuid, Path), EgressQuery),
+    responses((status = 200, description = "Egress records", body = Data<Vec<EgressEvent>>)))]
+async fn egress(
+    State(state): State<AppState>,
+    p: Principal,
+    Path(id): Path<Uuid>,
+    Query(q): Query<EgressQuery>,
+) -> ApiResult<Data<Vec<EgressEvent>>> {
+    owned(&state, &p, id).await?;
+    let limit = page_limit(q.limit, 100, 500)?;
+    Ok(ok(store::egress_page(&state.db, id, q.before, limit).await?))
+}
+
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list))
+        .routes(routes!(detail, reset))
+        .routes(routes!(status))
+        .routes(routes!(files))
+        .routes(routes!(diff))
+        .routes(routes!(changes))
+        .routes(routes!(egress))
+}
+
+/// Where the supervisor binary is: configured, or beside the running
+/// executable (or one level up, where test binaries live).
+pub fn sandboxd_path(configured: &str) -> PathBuf {
+    if !configured.is_empty() {
+        return PathBuf::from(configured);
+    }
+    let exe = std::env::current_exe().unwrap_or_default();
+    let dir = exe.parent().map(PathBuf::from).unwrap_or_default();
+    [dir.join("sandboxd"), dir.join("../sandboxd")].into_iter().find(|p| p.is_file()).unwrap_or(dir.join("sandboxd"))
+}
+
+/// The name machines call the API by when no `public_url` is set: their
+/// own loopback is not the host's, so the egress proxy maps this name to
+/// the address the server listens on.
+pub const API_ALIAS: &str = "acs-api";
+
+/// The API URL machines call back on, and the alias the proxy resolves for it.
+fn api_url(state: &AppState, addr: SocketAddr) -> (String, Option<(String, SocketAddr)>) {
+    if let Some(url) = &state.config().public_url {
+        return (url.trim_end_matches('/').to_owned(), None);
+    }
+    let ip = if addr.ip().is_unspecified() { std::net::Ipv4Addr::LOCALHOST.into() } else { addr.ip() };
+    let name = format!("{API_ALIAS}:{}", addr.port());
+    (format!("http://{name}"), Some((name, SocketAddr::new(ip, addr.port()))))
+}
+
+fn origin(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split('/').next()?;
+    let default_port = if url.starts_with("https://") { 443 } else { 80 };
+    Some(if authority.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) {
+        authority.to_owned()
+    } else {
+        format!("{authority}:{default_port}")
+    })
+}
+
+/// Builds the provider, takes over machines that outlived the last server,
+/// and returns the idle sweeper to run as a worker. Fails with a clear
+/// message when the host cannot run sandboxes.
+pub async fn start(state: &AppState, addr: SocketAddr) -> Result<impl Future<Output = ()> + Send + 'static, String> {
+    let cfg = state.config().sandbox.clone();
+    let (api_url, api_alias) = api_url(state, addr);
+    let local = LocalConfig {
+        machines_dir: PathBuf::from(&cfg.dir).join("machines"),
+        run_dir: PathBuf::from(&cfg.run_dir),
+        sandboxd: sandboxd_path(&cfg.sandboxd_path),
+        net: NetConfig { subnet: cfg.subnet, lease_dir: PathBuf::from(&cfg.lease_dir), proxy_port: cfg.proxy_port },
+        always_allowed: origin(&api_url).into_iter().collect(),
+        api_alias,
+        blocked_nets: cfg.blocked_cidrs.clone(),
+        request_timeout: Duration::from_secs(cfg.egress_timeout_seconds),
+    };
+    let sink = Arc::new(egress_log::DbSink::start(state.db.clone()));
+    let provider: Arc<dyn SandboxProvider> = Arc::new(LocalProvider::new(local, sink)?);
+    let _ = state.sandboxes.set(Arc::new(Sandboxes::new(provider, api_url, cfg)));
+    service::reattach_all(state).await;
+    Ok(service::idle_sweeper(state.clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_api_origin_always_has_a_port() {
+        assert_eq!(origin("http://127.0.0.1:8080").as_deref(), Some("127.0.0.1:8080"));
+        assert_eq!(origin("https://acs.example.com/").as_deref(), Some("acs.example.com:443"));
+        assert_eq!(origin("http://acs.example.com/base").as_deref(), Some("acs.example.com:80"));
+        assert_eq!(origin("nonsense"), None);
+    }
+}

@@ -23,7 +23,7 @@ pub fn account_slug(account: Uuid) -> String {
 pub fn machine_name(account: Uuid, requested: Option<&str>, sandbox: Uuid) -> Result<String, ApiError> {
     let prefix = format!("{SERVICE}-{}-", account_slug(account));
     let Some(requested) = requested else {
-        return Ok(format!("{prefix}{}", short_hex(sandbox)));
+        return Ok(format!("{prefix}{}", random_hex(sandbox)));
     };
     let suffix = requested.strip_prefix(&prefix).unwrap_or(requested);
     if !valid_suffix(suffix) {
@@ -47,6 +47,13 @@ fn valid_suffix(suffix: &str) -> bool {
         _ => return false,
     }
     bytes.len() <= MAX_SUFFIX && bytes.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'-' || *b == b'_')
+}
+
+/// The last 12 hex digits: a v7 id starts with its time, so its head is
+/// shared by every sandbox made in the same minute.
+fn random_hex(id: Uuid) -> String {
+    let hex = id.simple().to_string();
+    hex[hex.len() - 12..].to_owned()
 }
 
 fn short_hex(id: Uuid) -> String {
@@ -83,7 +90,7 @@ mod tests {
 
     #[test]
     fn no_request_derives_the_suffix_from_the_sandbox_id() {
-        assert_eq!(name(None).unwrap(), "acs-0123abcd-9a8b7c6d");
+        assert_eq!(name(None).unwrap(), "acs-0123abcd-000000000001");
     }
 
     #[test]

@@ -177,8 +177,11 @@ pub async fn diff(state: &AppState, row: &SandboxRow, q: DiffQuery, max_bytes: O
         return Err(ApiError::invalid("ref", format!("git diff failed: {}", why.trim())));
     }
     let m = service::material(state, row, None).await?;
-    let shown = m.redactor.render(&out.stdout, out.stdout.len() as u64, usize::try_from(max).unwrap_or(usize::MAX));
-    let diff = if shown.encoding == "utf-8" { shown.content } else { String::from_utf8_lossy(&out.stdout).into_owned() };
+    // A diff is text even when a file in it is not: render it as text so it is redacted and cut like any other.
+    let text = String::from_utf8_lossy(&out.stdout);
+    let whole = if out.exit.truncated { u64::MAX } else { text.len() as u64 };
+    let shown = m.redactor.render(text.as_bytes(), whole, usize::try_from(max).unwrap_or(usize::MAX));
+    let diff = shown.content;
     Ok(SandboxDiff {
         path: q.path,
         repo_root: root,

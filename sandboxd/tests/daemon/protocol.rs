@@ -11,6 +11,7 @@ use crate::support::{Daemon, TempDir, argv, wait_dead};
 async fn raw(daemon: &Daemon, request: &[u8]) -> Vec<serde_json::Value> {
     let mut stream = UnixStream::connect(&daemon.socket).await.unwrap();
     stream.write_all(request).await.unwrap();
+    stream.shutdown().await.unwrap();
     let mut lines = BufReader::new(stream).lines();
     let mut out = Vec::new();
     while let Some(line) = lines.next_line().await.unwrap() {
@@ -93,4 +94,18 @@ async fn shutdown_stops_kept_processes_and_returns() {
     let took = started.elapsed();
     assert!(took >= Duration::from_millis(1900) && took < Duration::from_secs(4), "{took:?}");
     assert!(wait_dead(stubborn_pid).await && wait_dead(polite_pid).await);
+}
+
+#[tokio::test]
+async fn the_shutdown_future_stops_kept_processes_too() {
+    let daemon = Daemon::start().await;
+    let req = SpawnRequest {
+        name: "a".into(),
+        argv: argv(&["sleep", "100"]),
+        cwd: Some(daemon.dir.str()),
+        ..Default::default()
+    };
+    let pid = daemon.client.spawn(&req).await.unwrap();
+    daemon.stop().await.unwrap();
+    assert!(wait_dead(pid).await);
 }

@@ -13,11 +13,14 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone)]
 pub struct Layout {
     pub root: PathBuf,
+    /// The supervisor's socket directory: kept apart and short, since a
+    /// unix socket path may not exceed 107 bytes.
+    pub run: PathBuf,
 }
 
 impl Layout {
-    pub fn new(machines_dir: &Path, id: uuid::Uuid) -> Layout {
-        Layout { root: machines_dir.join(id.to_string()) }
+    pub fn new(machines_dir: &Path, run_dir: &Path, id: uuid::Uuid) -> Layout {
+        Layout { root: machines_dir.join(id.to_string()), run: run_dir.join(id.simple().to_string()) }
     }
     /// The machine's disk: what persists and what a checkpoint copies.
     pub fn disk(&self) -> PathBuf {
@@ -31,7 +34,7 @@ impl Layout {
     }
     /// Bound at `/run/acs`: the supervisor's socket.
     pub fn run(&self) -> PathBuf {
-        self.root.join("run")
+        self.run.clone()
     }
     pub fn socket(&self) -> PathBuf {
         self.run().join("sandboxd.sock")
@@ -177,11 +180,12 @@ mod tests {
 
     #[test]
     fn supervisor_machine_binds_its_own_dirs_and_no_host_secrets() {
-        let layout = Layout::new(Path::new("/var/acs/machines"), uuid::Uuid::nil());
+        let layout = Layout::new(Path::new("/var/acs/machines"), Path::new("/run/acs/m"), uuid::Uuid::nil());
         let a = strings(&args(&layout, "acs-1234abcd-box", Path::new("/opt/bin/sandboxd"), Payload::Supervisor));
         let root = "/var/acs/machines/00000000-0000-0000-0000-000000000000";
         assert!(a.windows(3).any(|w| w[0] == "--bind" && w[1] == format!("{root}/disk/home") && w[2] == "/home/agent"));
-        assert!(a.windows(3).any(|w| w[0] == "--bind" && w[1] == format!("{root}/run") && w[2] == "/run/acs"));
+        let run = "/run/acs/m/00000000000000000000000000000000";
+        assert!(a.windows(3).any(|w| w[0] == "--bind" && w[1] == run && w[2] == "/run/acs"));
         assert!(pair(&a, "--hostname", "acs-1234abcd-box"));
         assert!(pair(&a, "--cap-drop", "ALL"));
         assert!(pair(&a, "--uid", "1000"));
@@ -195,7 +199,7 @@ mod tests {
 
     #[test]
     fn offline_machine_is_read_only_and_without_network() {
-        let layout = Layout::new(Path::new("/m"), uuid::Uuid::nil());
+        let layout = Layout::new(Path::new("/m"), Path::new("/r"), uuid::Uuid::nil());
         let cmd = vec!["git".to_owned(), "status".to_owned()];
         let a = strings(&args(&layout, "h", Path::new("/s"), Payload::Offline(&cmd)));
         assert!(a.iter().any(|s| s == "--unshare-net"));

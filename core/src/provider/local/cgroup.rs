@@ -577,7 +577,10 @@ mod tests {
     fn a_pids_limit_refuses_forks() {
         let limits = Limits { pids: Some(5), cpu_millis: Some(500), ..Limits::default() };
         let Some(fx) = Fixture::new("pids", &limits) else { return };
-        let out = fx.spawn("for i in 1 2 3 4 5 6 7 8 9 10; do sleep 2 & done; wait").wait_with_output().expect("run");
+        let out = fx
+            .spawn("for i in 1 2 3 4 5 6 7 8 9 10; do sleep 2 2>/dev/null & done; wait")
+            .wait_with_output()
+            .expect("run");
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success() && stderr.contains("fork"), "{out:?}");
         let pids = fx.cgroup.dir(Hierarchy::Pids).expect("pids hierarchy");

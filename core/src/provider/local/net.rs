@@ -324,7 +324,8 @@ fn disable_ipv6(netns: &Path) -> io::Result<()> {
     inside.join().map_err(|_| io::Error::other("the namespace thread panicked"))?
 }
 
-/// Unrestricted machines need the host to route; other forwarding stays blocked by the table.
+/// Unrestricted machines need the host to route. This is host-wide: the table confines only
+/// `vh-*` traffic, so a host with several other interfaces now routes between them too.
 fn enable_forwarding() -> io::Result<()> {
     let path = "/proc/sys/net/ipv4/ip_forward";
     if fs::read_to_string(path)?.trim() != "1" {
@@ -648,23 +649,19 @@ mod tests {
     }
 
     /// A HostNet of its own (table, prefixes, subnet, lease dir) for one test,
-    /// undone on drop: leases, table and the forwarding switch.
+    /// undone on drop: leases and table.
     struct Fixture {
         net: HostNet,
         leases: Vec<Lease>,
-        forwarding: String,
         _dir: TempDir,
     }
-
-    const FORWARD: &str = "/proc/sys/net/ipv4/ip_forward";
 
     impl Fixture {
         fn new(names: Names, net: &str, proxy_port: u16) -> Fixture {
             let dir = TempDir::new();
             let cfg = NetConfig { subnet: subnet(net), lease_dir: dir.0.clone(), proxy_port };
-            let forwarding = fs::read_to_string(FORWARD).expect("ip_forward");
             let net = HostNet::init_with(cfg, names).expect("init");
-            Fixture { net, leases: Vec::new(), forwarding, _dir: dir }
+            Fixture { net, leases: Vec::new(), _dir: dir }
         }
 
         async fn create(&mut self, unrestricted: bool) -> Lease {
@@ -687,7 +684,24 @@ mod tests {
             }
             let Inner { names, tools, .. } = &*self.net.inner;
             let _ = run(&tools.nft, &["delete", "table", "inet", names.table], None);
-            let _ = fs::write(FORWARD, &self.forwarding);
+        }
+    }
+
+    /// Puts `ip_forward` back as it was. Only the test that enables it holds one,
+    /// so a test finishing early never switches it off under another.
+    struct Forwarding(String);
+
+    impl Forwarding {
+        const PATH: &str = "/proc/sys/net/ipv4/ip_forward";
+
+        fn save() -> Forwarding {
+            Forwarding(fs::read_to_string(Forwarding::PATH).expect("ip_forward"))
+        }
+    }
+
+    impl Drop for Forwarding {
+        fn drop(&mut self) {
+            let _ = fs::write(Forwarding::PATH, &self.0);
         }
     }
 
@@ -825,6 +839,7 @@ mod tests {
             return;
         }
         let names = Names { table: "acs_t2", netns_prefix: "acs2-", if_prefix: "v2-" };
+        let _forwarding = Forwarding::save();
         let mut fx = Fixture::new(names, "10.198.2.0/24", 39102);
         let decoy = Decoy::new();
         let _web = listen_in(Some(&decoy.path()), Decoy::IP, 8000);

@@ -1,0 +1,233 @@
+//! Benchmark of `local` sandboxes, in one run: create-to-`ready` of a machine
+//! without setup against a bare `bwrap ... /bin/true`, exec round trip
+//! through the supervisor, checkpoint of a 100 MB home, idle memory per
+//! machine, and many machines at once. Needs root, bubblewrap, nftables and
+//! iproute2 (scripts/setup). Run through `bench/run`, or alone:
+//!
+//!     cargo build --release --bin sandboxd && cargo run --release --example bench_sandboxes
+//!
+//! Knobs: BENCH_SANDBOX_RUNS (20), BENCH_SANDBOXES_AT_ONCE (100).
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use acs::core::agents::get_agent;
+use acs::core::config;
+use acs::core::sandboxes::model::{ApiAccess, SandboxState};
+use acs::core::sandboxes::{self, LaunchRequest, service::service, store};
+use figment::providers::Serialized;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+fn env_or(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn percentile(samples: &mut [f64], p: f64) -> f64 {
+    samples.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let i = ((samples.len() as f64 - 1.0) * p).round() as usize;
+    samples[i]
+}
+
+fn bare_bwrap(runs: usize) -> Vec<f64> {
+    let args = [
+        "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink",
+        "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+        "/bin/true",
+    ];
+    (0..runs + 3)
+        .map(|_| {
+            let t = Instant::now();
+            let ok = std::process::Command::new("bwrap").args(args).status().expect("bwrap").success();
+            assert!(ok);
+            t.elapsed().as_secs_f64() * 1000.0
+        })
+        .skip(3)
+        .collect()
+}
+
+async fn ready(state: &acs::core::AppState, id: Uuid) {
+    loop {
+        let row = store::get(&state.db, id).await.unwrap().unwrap();
+        match row.status {
+            SandboxState::Ready => return,
+            SandboxState::Failed => panic!("sandbox failed: {:?}", row.error),
+            _ => tokio::time::sleep(Duration::from_micros(500)).await,
+        }
+    }
+}
+
+/// Proportional set size of every process of a machine (its bwrap and all
+/// descendants), in KiB: shared pages are split among their users.
+fn machine_pss_kib(root_pid: i32) -> u64 {
+    let mut parents: Vec<(i32, i32)> = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let after = &stat[stat.rfind(')').unwrap() + 2..];
+        let ppid: i32 = after.split(' ').nth(1).unwrap().parse().unwrap();
+        parents.push((pid, ppid));
+    }
+    let mut family = vec![root_pid];
+    let mut i = 0;
+    while i < family.len() {
+        let p = family[i];
+        family.extend(parents.iter().filter(|(_, pp)| *pp == p).map(|(c, _)| *c));
+        i += 1;
+    }
+    family
+        .iter()
+        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok())
+        .filter_map(|s| s.lines().find(|l| l.starts_with("Pss:")).map(str::to_owned))
+        .map(|l| l.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap())
+        .sum()
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    let runs = env_or("BENCH_SANDBOX_RUNS", 20);
+    let at_once = env_or("BENCH_SANDBOXES_AT_ONCE", 100);
+    let dir = std::env::temp_dir().join(format!("acs-bench-sbx-{}", Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fig = config::figment(None)
+        .merge(Serialized::default("listen", "127.0.0.1:0"))
+        .merge(Serialized::default("database.url", format!("sqlite://{}", dir.join("acs.db").display())))
+        .merge(Serialized::default("secrets.master_key_file", dir.join("acs.key").display().to_string()))
+        .merge(Serialized::default("sandbox.dir", dir.join("sandboxes").display().to_string()))
+        .merge(Serialized::default("log.level", "warn"));
+    let loaded = config::from_figment(fig).expect("configuration");
+    let lease_dir = loaded.config.sandbox.lease_dir.clone();
+    let run_dir = loaded.config.sandbox.run_dir.clone();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let running = acs::core::server::start(loaded, listener).await.expect("server starts");
+    let state = running.state.clone();
+    let base = format!("http://{}", running.addr);
+    let http = reqwest::Client::new();
+    let creds = json!({"email": "bench@example.com", "password": "benchmark password"});
+    http.post(format!("{base}/api/auth/register")).json(&creds).send().await.unwrap();
+    let login: Value =
+        http.post(format!("{base}/api/auth/login")).json(&creds).send().await.unwrap().json().await.unwrap();
+    let key = login["data"]["api_key"].as_str().unwrap().to_owned();
+    let me: Value = http.get(format!("{base}/api/auth/me")).bearer_auth(&key).send().await.unwrap().json().await.unwrap();
+    let account_id: Uuid = me["data"]["id"].as_str().or(me["data"]["user_id"].as_str()).unwrap().parse().unwrap();
+    let mut agent_ids = Vec::new();
+    for (name, mode) in [("eph", "ephemeral"), ("home", "persistent")] {
+        let a: Value = http
+            .post(format!("{base}/api/agents"))
+            .bearer_auth(&key)
+            .json(&json!({"name": name, "runtime": "acp", "command": ["true"], "sandbox_mode": mode}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        agent_ids.push(a["data"]["id"].as_str().unwrap().parse::<Uuid>().unwrap());
+    }
+    let eph = get_agent(&state, account_id, agent_ids[0]).await.unwrap();
+    let home = get_agent(&state, account_id, agent_ids[1]).await.unwrap();
+    let request = |agent: &acs::core::agents::Agent| LaunchRequest {
+        account_id,
+        agent: agent.clone(),
+        environment_id: None,
+        vault_id: None,
+        mode: None,
+        machine_name: None,
+        api_access: ApiAccess::Owner,
+        conversation_id: None,
+    };
+    let svc = service(&state).unwrap();
+
+    // 1. create-to-ready against bare bwrap.
+    let mut bare = bare_bwrap(runs);
+    let mut create = Vec::new();
+    for _ in 0..runs {
+        let t = Instant::now();
+        let row = sandboxes::launch(&state, request(&eph)).await.unwrap();
+        ready(&state, row.id).await;
+        create.push(t.elapsed().as_secs_f64() * 1000.0);
+        sandboxes::reclaim(&state, row.id).await.unwrap();
+    }
+
+    // 2. exec round trip.
+    let row = sandboxes::launch(&state, request(&home)).await.unwrap();
+    ready(&state, row.id).await;
+    let sup = svc.provider.supervisor(row.id);
+    let exec = |argv: &[&str]| sandboxd::proto::ExecRequest {
+        argv: argv.iter().map(|s| s.to_string()).collect(),
+        cwd: None,
+        env: BTreeMap::new(),
+        stdin: None,
+        timeout_ms: Some(120_000),
+        max_output: None,
+    };
+    let mut rtt = Vec::new();
+    for i in 0..203 {
+        let t = Instant::now();
+        sup.exec(&exec(&["true"])).await.unwrap();
+        if i >= 3 {
+            rtt.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+
+    // 3. idle memory of that machine.
+    let info: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("sandboxes/machines").join(row.id.to_string()).join("bwrap.json")).unwrap())
+            .unwrap();
+    let init = info["child-pid"].as_i64().unwrap() as i32;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let pss_kib = machine_pss_kib(init);
+
+    // 4. checkpoint of a 100 MB home: 2000 files of 40 KB in 40 dirs and one 20 MB file.
+    let fill = "for d in $(seq 1 40); do mkdir -p ~/data/$d; for f in $(seq 1 50); do head -c 40960 /dev/urandom > ~/data/$d/$f; done; done; head -c 20971520 /dev/urandom > ~/big";
+    sup.exec(&exec(&["bash", "-c", fill])).await.unwrap();
+    svc.provider.stop(row.id).await;
+    let mut ck = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        svc.provider.checkpoint(row.id).await.unwrap();
+        ck.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    svc.provider.destroy(row.id).await;
+
+    // 5. many at once.
+    let t = Instant::now();
+    let mut ids = Vec::new();
+    for _ in 0..at_once {
+        ids.push(sandboxes::launch(&state, request(&eph)).await.unwrap().id);
+    }
+    for id in &ids {
+        ready(&state, *id).await;
+    }
+    let all_ready = t.elapsed().as_secs_f64();
+    let mut alive = 0;
+    for id in &ids {
+        if svc.provider.supervisor(*id).ping().await.is_ok() {
+            alive += 1;
+        }
+    }
+    for id in &ids {
+        sandboxes::reclaim(&state, *id).await.unwrap();
+    }
+
+    println!("| local sandboxes | p50 | p90 | goal |");
+    println!("| --- | ---: | ---: | --- |");
+    let (b50, b90) = (percentile(&mut bare, 0.5), percentile(&mut bare, 0.9));
+    println!("| bare `bwrap --unshare-all ... /bin/true` ({runs} runs) | {b50:.1} ms | {b90:.1} ms | baseline |");
+    let (c50, c90) = (percentile(&mut create, 0.5), percentile(&mut create, 0.9));
+    println!("| create to `ready`, no setup ({runs} runs) | {c50:.1} ms | {c90:.1} ms | p50 < 100 ms |");
+    let (r50, r90) = (percentile(&mut rtt, 0.5), percentile(&mut rtt, 0.9));
+    println!("| exec round trip of `true` (200 runs) | {r50:.2} ms | {r90:.2} ms | < 5 ms |");
+    let (k50, k90) = (percentile(&mut ck, 0.5), percentile(&mut ck, 0.9));
+    println!("| checkpoint of a 100 MB home (5 runs) | {k50:.0} ms | {k90:.0} ms | < 1 s |");
+    println!("| idle memory of one machine (PSS of bwrap + sandboxd) | {:.1} MB | | < 10 MB |", pss_kib as f64 / 1024.0);
+    println!("| machines at once: {alive} of {at_once} answering, all ready in {all_ready:.1} s | | | |");
+
+    running.shutdown().await.unwrap();
+    acs::core::provider::local::purge_blocking(
+        &dir.join("sandboxes/machines"),
+        std::path::Path::new(&run_dir),
+        std::path::Path::new(&lease_dir),
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
