@@ -31,8 +31,26 @@ fn percentile(samples: &mut [f64], p: f64) -> f64 {
 
 fn bare_bwrap(runs: usize) -> Vec<f64> {
     let args = [
-        "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr", "--symlink", "usr/bin", "/bin", "--symlink",
-        "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+        "--unshare-all",
+        "--die-with-parent",
+        "--ro-bind",
+        "/usr",
+        "/usr",
+        "--symlink",
+        "usr/bin",
+        "/bin",
+        "--symlink",
+        "usr/lib",
+        "/lib",
+        "--symlink",
+        "usr/lib64",
+        "/lib64",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
         "/bin/true",
     ];
     (0..runs + 3)
@@ -108,7 +126,8 @@ async fn main() {
     let login: Value =
         http.post(format!("{base}/api/auth/login")).json(&creds).send().await.unwrap().json().await.unwrap();
     let key = login["data"]["api_key"].as_str().unwrap().to_owned();
-    let me: Value = http.get(format!("{base}/api/auth/me")).bearer_auth(&key).send().await.unwrap().json().await.unwrap();
+    let me: Value =
+        http.get(format!("{base}/api/auth/me")).bearer_auth(&key).send().await.unwrap().json().await.unwrap();
     let account_id: Uuid = me["data"]["id"].as_str().or(me["data"]["user_id"].as_str()).unwrap().parse().unwrap();
     let mut agent_ids = Vec::new();
     for (name, mode) in [("eph", "ephemeral"), ("home", "persistent")] {
@@ -171,9 +190,10 @@ async fn main() {
     }
 
     // 3. idle memory of that machine.
-    let info: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("sandboxes/machines").join(row.id.to_string()).join("bwrap.json")).unwrap())
-            .unwrap();
+    let info: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("sandboxes/machines").join(row.id.to_string()).join("bwrap.json")).unwrap(),
+    )
+    .unwrap();
     let init = info["child-pid"].as_i64().unwrap() as i32;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let pss_kib = machine_pss_kib(init);
@@ -220,7 +240,10 @@ async fn main() {
     println!("| exec round trip of `true` (200 runs) | {r50:.2} ms | {r90:.2} ms | < 5 ms |");
     let (k50, k90) = (percentile(&mut ck, 0.5), percentile(&mut ck, 0.9));
     println!("| checkpoint of a 100 MB home (5 runs) | {k50:.0} ms | {k90:.0} ms | < 1 s |");
-    println!("| idle memory of one machine (PSS of bwrap + sandboxd) | {:.1} MB | | < 10 MB |", pss_kib as f64 / 1024.0);
+    println!(
+        "| idle memory of one machine (PSS of bwrap + sandboxd) | {:.1} MB | | < 10 MB |",
+        pss_kib as f64 / 1024.0
+    );
     println!("| machines at once: {alive} of {at_once} answering, all ready in {all_ready:.1} s | | | |");
 
     running.shutdown().await.unwrap();

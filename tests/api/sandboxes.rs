@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use acs::core::sandboxes::{self, LaunchRequest};
 use acs::core::sandboxes::model::ApiAccess;
+use acs::core::sandboxes::{self, LaunchRequest};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -34,13 +34,14 @@ async fn environment(app: &TestApp, u: &User, body: Value) -> Uuid {
 }
 
 async fn put_secret(app: &TestApp, u: &User, env: Uuid, key: &str, value: &str) {
-    let r = app.request(
-        reqwest::Method::PUT,
-        &format!("/api/environments/{env}/secrets/{key}"),
-        Some(&u.key),
-        Some(json!({"value": value})),
-    )
-    .await;
+    let r = app
+        .request(
+            reqwest::Method::PUT,
+            &format!("/api/environments/{env}/secrets/{key}"),
+            Some(&u.key),
+            Some(json!({"value": value})),
+        )
+        .await;
     assert!(r.status.is_success(), "{}", r.text);
 }
 
@@ -74,7 +75,12 @@ async fn wait_status(app: &TestApp, u: &User, id: Uuid, want: &str) -> Value {
         if row.status.as_str() == want {
             break;
         }
-        assert!(std::time::Instant::now() < deadline, "sandbox {id} stuck in {:?} ({:?}), wanted {want}", row.status, row.error);
+        assert!(
+            std::time::Instant::now() < deadline,
+            "sandbox {id} stuck in {:?} ({:?}), wanted {want}",
+            row.status,
+            row.error
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let r = app.get(&format!("/api/sandboxes/{id}"), &u.key).await;
@@ -104,7 +110,11 @@ async fn sh(app: &TestApp, id: Uuid, script: &str) -> (Option<i32>, String, Stri
         max_output: None,
     };
     let out = svc.provider.supervisor(id).exec(&req).await.expect("exec");
-    (out.exit.code, String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        out.exit.code,
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 async fn provisions_through_its_stages_and_redacts_reads(b: Backend) {
@@ -209,7 +219,8 @@ async fn failing_setup_fails_the_build_and_a_slow_one_times_out(b: Backend) {
     wait_status(&app, &u, id, "failed").await;
     assert!(started.elapsed() < Duration::from_secs(20));
     let events = acs::core::events::for_sandbox(&app.state().db, id).await.unwrap();
-    let setup_failed = events.iter().find(|e| e.stage.as_deref() == Some("setup") && e.state.as_deref() == Some("failed"));
+    let setup_failed =
+        events.iter().find(|e| e.stage.as_deref() == Some("setup") && e.state.as_deref() == Some("failed"));
     assert!(setup_failed.unwrap().data.contains("timed out"));
 }
 
@@ -233,7 +244,8 @@ async fn machines_cannot_see_each_other_or_the_host(b: Backend) {
     wait_status(&app, &u, one, "ready").await;
     wait_status(&app, &u, two, "ready").await;
     sh(&app, two, "echo private > /home/agent/secret.txt; sleep 1000 &").await;
-    let two_url = app.get(&format!("/api/sandboxes/{two}"), &u.key).await.body["data"]["url"].as_str().unwrap().to_owned();
+    let two_url =
+        app.get(&format!("/api/sandboxes/{two}"), &u.key).await.body["data"]["url"].as_str().unwrap().to_owned();
     let two_ip = two_url.trim_start_matches("http://");
     let host_dir = app.dir.display().to_string();
     let api_port = app.base.rsplit(':').next().unwrap().to_owned();
@@ -257,9 +269,17 @@ async fn machines_cannot_see_each_other_or_the_host(b: Backend) {
     let (code, out, err) = sh(&app, one, &script).await;
     assert_eq!(code, Some(0), "{out} {err}");
     assert!(out.contains("done"), "{out} {err}");
-    for leak in
-        ["sees-home-of-two", "sees-host-dir", "sees-root", "sees-two-processes", "writes-usr", "reads-shadow", "reaches-host-loopback", "reaches-host-port", "changed-route"]
-    {
+    for leak in [
+        "sees-home-of-two",
+        "sees-host-dir",
+        "sees-root",
+        "sees-two-processes",
+        "writes-usr",
+        "reads-shadow",
+        "reaches-host-loopback",
+        "reaches-host-port",
+        "changed-route",
+    ] {
         assert!(!out.contains(leak), "{leak}: {out}");
     }
     let procs: usize = out.lines().find_map(|l| l.strip_prefix("procs=")).unwrap().parse().unwrap();
@@ -541,8 +561,12 @@ async fn git_diff_and_status_read_the_repository(b: Backend) {
     let c = app.get(&format!("/api/sandboxes/{id}/changes?path=/workspace/repo/sub"), &u.key).await;
     assert_eq!(c.status, StatusCode::OK, "{}", c.text);
     assert_eq!(c.body["repo_root"], "/workspace/repo");
-    let by_path: BTreeMap<String, Value> =
-        c.body["data"].as_array().unwrap().iter().map(|e| (e["path"].as_str().unwrap().to_owned(), e.clone())).collect();
+    let by_path: BTreeMap<String, Value> = c.body["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["path"].as_str().unwrap().to_owned(), e.clone()))
+        .collect();
     assert_eq!(by_path["a.txt"]["index"], "unchanged");
     assert_eq!(by_path["a.txt"]["worktree"], "modified");
     assert_eq!(by_path["gone.txt"]["worktree"], "deleted");
@@ -563,7 +587,10 @@ async fn a_restarted_server_reattaches_to_running_machines(b: Backend) {
     sh(&app, id, "nohup sleep 1000 >/dev/null 2>&1 & echo $! > /tmp/pid").await;
     app.restart().await;
     wait_status(&app, &u, id, "ready").await;
-    assert_eq!(stages(&app, id).await[stages(&app, id).await.len() - 2..], pairs(&[("reattach", "started"), ("reattach", "done")]));
+    assert_eq!(
+        stages(&app, id).await[stages(&app, id).await.len() - 2..],
+        pairs(&[("reattach", "started"), ("reattach", "done")])
+    );
     let (_, out, _) = sh(&app, id, "kill -0 $(cat /tmp/pid) && echo alive").await;
     assert_eq!(out.trim(), "alive", "processes survived the restart");
     // Its egress proxy is back too.

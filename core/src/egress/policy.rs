@@ -125,7 +125,8 @@ mod tests {
         let open = Policy { allow_all: true, ..limited(&[]) };
         assert!(open.host_allowed(&target("anything.example")));
 
-        let aliased = Policy { aliases: vec![("acs-api:8080".into(), "127.0.0.1:8080".parse().unwrap())], ..limited(&[]) };
+        let aliased =
+            Policy { aliases: vec![("acs-api:8080".into(), "127.0.0.1:8080".parse().unwrap())], ..limited(&[]) };
         assert!(aliased.host_allowed(&target("acs-api:8080")));
         assert_eq!(aliased.alias(&target("acs-api:8080")), Some("127.0.0.1:8080".parse().unwrap()));
         assert!(!aliased.host_allowed(&target("acs-api:8081")), "an alias names a port");

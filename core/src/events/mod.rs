@@ -84,8 +84,11 @@ async fn insert(
     duration_ms: Option<i64>,
 ) -> Result<(), sqlx::Error> {
     let now = now_micros();
-    let targets: Vec<Option<Uuid>> =
-        if scope.conversations.is_empty() { vec![None] } else { scope.conversations.iter().copied().map(Some).collect() };
+    let targets: Vec<Option<Uuid>> = if scope.conversations.is_empty() {
+        vec![None]
+    } else {
+        scope.conversations.iter().copied().map(Some).collect()
+    };
     for conversation in targets {
         sqlx::query(
             "INSERT INTO events (account_id, conversation_id, sandbox_id, turn_id, kind, stream, stage, state, data, \

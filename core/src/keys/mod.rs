@@ -160,11 +160,13 @@ pub async fn authenticate(state: &AppState, secret: &str) -> ApiResult<ResolvedK
 }
 
 async fn resolve(state: &AppState, digest: &str) -> ApiResult<ResolvedKey> {
-    let row = sqlx::query("SELECT id, account_id, scope, sandbox_id, expires_at, last_used_at FROM api_keys WHERE key_hash = $1")
-        .bind(digest.to_owned())
-        .fetch_optional(&state.db.pool)
-        .await?
-        .ok_or_else(|| ApiError::unauthenticated("api_key_invalid"))?;
+    let row = sqlx::query(
+        "SELECT id, account_id, scope, sandbox_id, expires_at, last_used_at FROM api_keys WHERE key_hash = $1",
+    )
+    .bind(digest.to_owned())
+    .fetch_optional(&state.db.pool)
+    .await?
+    .ok_or_else(|| ApiError::unauthenticated("api_key_invalid"))?;
     let now = now_micros();
     let key_id = row.uuid("id")?;
     let scope: String = row.try_get("scope")?;

@@ -140,6 +140,10 @@ pub trait SandboxProvider: Send + Sync + 'static {
     /// Runs a command over a stopped machine's disk, read-only and without
     /// network (reads of a parked sandbox). The `sandboxd` binary is at
     /// `/opt/acs/sandboxd` inside.
-    fn exec_offline<'a>(&'a self, id: Uuid, argv: &'a [String], env: &'a BTreeMap<String, String>)
-    -> BoxFut<'a, ProviderResult<ExecOutput>>;
+    fn exec_offline<'a>(
+        &'a self,
+        id: Uuid,
+        argv: &'a [String],
+        env: &'a BTreeMap<String, String>,
+    ) -> BoxFut<'a, ProviderResult<ExecOutput>>;
 }

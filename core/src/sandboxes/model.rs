@@ -293,10 +293,7 @@ impl SandboxRow {
             environment_id: self.environment_id,
             vault_id: self.vault_id,
             url: self.url.clone(),
-            checkpoint: self
-                .checkpoint_id
-                .clone()
-                .map(|id| Checkpoint { id, at: self.checkpoint_at.map(from_micros) }),
+            checkpoint: self.checkpoint_id.clone().map(|id| Checkpoint { id, at: self.checkpoint_at.map(from_micros) }),
             runner: None,
         }
     }

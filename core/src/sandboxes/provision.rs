@@ -207,7 +207,8 @@ pub fn package_commands(packages: &serde_json::Map<String, Value>) -> Result<Vec
             Value::Array(items) => items.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
             _ => return Err(format!("packages.{manager} must be a list of names")),
         };
-        if let Some(bad) = names.iter().find(|n| n.is_empty() || n.starts_with('-') || n.contains(char::is_whitespace)) {
+        if let Some(bad) = names.iter().find(|n| n.is_empty() || n.starts_with('-') || n.contains(char::is_whitespace))
+        {
             return Err(format!("packages.{manager}: `{bad}` is not a package name"));
         }
         if names.is_empty() {

@@ -60,7 +60,7 @@ impl Sandboxes {
     pub fn limits(&self) -> Limits {
         let c = &self.cfg;
         Limits {
-            memory_bytes: (c.memory_mb > 0).then(|| c.memory_mb << 20),
+            memory_bytes: (c.memory_mb > 0).then_some(c.memory_mb << 20),
             cpu_millis: (c.cpu_millis > 0).then_some(c.cpu_millis),
             pids: (c.pids > 0).then_some(c.pids),
         }
@@ -406,7 +406,13 @@ pub async fn reclaim(state: &AppState, id: Uuid) -> ApiResult<()> {
 }
 
 async fn reclaim_locked(state: &AppState, svc: &Sandboxes, row: &SandboxRow) -> ApiResult<()> {
-    let live = [SandboxState::Pending, SandboxState::Starting, SandboxState::Ready, SandboxState::Suspended, SandboxState::Failed];
+    let live = [
+        SandboxState::Pending,
+        SandboxState::Starting,
+        SandboxState::Ready,
+        SandboxState::Suspended,
+        SandboxState::Failed,
+    ];
     if !store::transition(&state.db, row.id, &live, SandboxState::Terminated).await? {
         return Ok(());
     }

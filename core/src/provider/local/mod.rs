@@ -157,7 +157,13 @@ impl LocalProvider {
         Ok(())
     }
 
-    async fn launch(&self, spec: &MachineSpec, layout: &Layout, lease: &Lease, cgroup: Option<&Cgroup>) -> ProviderResult<()> {
+    async fn launch(
+        &self,
+        spec: &MachineSpec,
+        layout: &Layout,
+        lease: &Lease,
+        cgroup: Option<&Cgroup>,
+    ) -> ProviderResult<()> {
         let mut env = spec.env.clone();
         let proxy = format!("http://{}:{}", lease.host_ip, self.cfg.net.proxy_port);
         for key in ["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"] {
