@@ -227,15 +227,17 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(egress))
 }
 
-/// Where the supervisor binary is: configured, or beside the running
-/// executable (or one level up, where test binaries live).
+/// Where the supervisor binary is: configured, or `sandboxd` beside the
+/// running executable (or one level up, where test binaries live), or else
+/// the `acs` executable itself, which acts as the supervisor when started
+/// under that name.
 pub fn sandboxd_path(configured: &str) -> PathBuf {
     if !configured.is_empty() {
         return PathBuf::from(configured);
     }
     let exe = std::env::current_exe().unwrap_or_default();
     let dir = exe.parent().map(PathBuf::from).unwrap_or_default();
-    [dir.join("sandboxd"), dir.join("../sandboxd")].into_iter().find(|p| p.is_file()).unwrap_or(dir.join("sandboxd"))
+    [dir.join("sandboxd"), dir.join("../sandboxd")].into_iter().find(|p| p.is_file()).unwrap_or(exe)
 }
 
 /// The name machines call the API by when no `public_url` is set: their
