@@ -134,3 +134,16 @@ fn serve_starts_on_embedded_defaults_and_stops_on_sigterm() {
     assert!(status.success(), "graceful exit: {status}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn serve_refuses_to_start_without_bubblewrap() {
+    let dir = temp_dir();
+    let empty = dir.join("bin");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out =
+        acs().current_dir(&dir).arg("serve").env("ACS_LISTEN", "127.0.0.1:0").env("PATH", &empty).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bubblewrap") && err.contains("apt-get install bubblewrap"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -598,6 +598,168 @@ async fn a_restarted_server_reattaches_to_running_machines(b: Backend) {
     assert_eq!(out, "200");
 }
 
+/// A host name other than `localhost` that resolves to this host's loopback
+/// (machines send `localhost` to themselves, never to the proxy).
+fn loopback_name() -> String {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim().to_owned();
+    let resolved: Vec<std::net::SocketAddr> =
+        std::net::ToSocketAddrs::to_socket_addrs(&(name.as_str(), 80)).map(|a| a.collect()).unwrap_or_default();
+    assert!(
+        resolved.iter().any(|a| a.ip().is_loopback()),
+        "this test needs the host name {name} to resolve to loopback"
+    );
+    name
+}
+
+/// A bare repository served over HTTPS (git's dumb protocol: static files)
+/// by a small Python server that records the Authorization headers it gets.
+struct GitServer {
+    child: std::process::Child,
+    port: u16,
+    dir: std::path::PathBuf,
+}
+
+impl Drop for GitServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let ok = std::process::Command::new("git")
+        .args(["-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "init.defaultBranch=main"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(ok.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&ok.stderr));
+}
+
+fn git_server(host: &str) -> GitServer {
+    let dir = std::env::temp_dir().join(format!("acs-git-{}", Uuid::new_v4().simple()));
+    let work = dir.join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    git(&dir, &["init", "-q", "--bare", "repo.git"]);
+    git(&work, &["init", "-q"]);
+    std::fs::write(work.join("README.md"), "main branch\n").unwrap();
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-qm", "main"]);
+    git(&work, &["checkout", "-qb", "dev"]);
+    std::fs::write(work.join("DEV.md"), "dev branch\n").unwrap();
+    git(&work, &["add", "-A"]);
+    git(&work, &["commit", "-qm", "dev"]);
+    git(&work, &["push", "-q", "../repo.git", "main", "dev"]);
+    git(&dir.join("repo.git"), &["update-server-info"]);
+    let cert = std::process::Command::new("openssl")
+        .args(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-keyout", "key.pem", "-out", "cert.pem"])
+        .args(["-subj", &format!("/CN={host}")])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(cert.status.success(), "{}", String::from_utf8_lossy(&cert.stderr));
+    let script = r#"
+import http.server, ssl, sys, functools
+class H(http.server.SimpleHTTPRequestHandler):
+    def do_GET(self):
+        with open("auth.log", "a") as f:
+            f.write((self.headers.get("Authorization") or "-") + "\n")
+        super().do_GET()
+    def log_message(self, *a):
+        pass
+httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(H, directory="."))
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain("cert.pem", "key.pem")
+httpd.socket = ctx.wrap_socket(httpd.socket, server_side=True)
+print(httpd.server_address[1], flush=True)
+httpd.serve_forever()
+"#;
+    std::fs::write(dir.join("serve.py"), script).unwrap();
+    let mut child = std::process::Command::new("python3")
+        .arg("serve.py")
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(child.stdout.take().unwrap()), &mut line).unwrap();
+    GitServer { child, port: line.trim().parse().unwrap(), dir }
+}
+
+async fn repositories_are_cloned_with_the_token_kept_out_of_disk_and_log(b: Backend) {
+    // The git server is on the host's loopback: not blocked in this test.
+    let app = spawn_with(b, &[("sandbox.blocked_cidrs", json!([]))]).await;
+    let u = app.user().await;
+    let host = loopback_name();
+    let server = git_server(&host);
+    let url = format!("https://{host}:{}/repo.git", server.port);
+    let token = "ghp_clone0token0value";
+    let env = environment(&app, &u, json!({"env_vars": {"GIT_SSL_NO_VERIFY": "1"}})).await;
+    put_secret(&app, &u, env, "GIT_TOKEN", token).await;
+    let repos = json!({"repositories": [{"url": url, "mount_path": "/src", "ref": "dev", "secret_key": "GIT_TOKEN"},
+                                        {"url": url, "mount_path": "/workspace/main"}]});
+    let r = app.request(reqwest::Method::PATCH, &format!("/api/environments/{env}"), Some(&u.key), Some(repos)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let a = agent(&app, &u, json!({"environment_id": env})).await;
+    let id = launch(&app, &u, a).await;
+    wait_status(&app, &u, id, "ready").await;
+    assert_eq!(
+        stages(&app, id).await[..3],
+        pairs(&[("provision", "started"), ("clone", "started"), ("clone", "done")])
+    );
+    let (_, out, _) =
+        sh(&app, id, "cat /workspace/src/DEV.md; cd /workspace/src && git branch --show-current; ls /workspace/main")
+            .await;
+    assert_eq!(out, "dev branch\ndev\nREADME.md\n");
+    // The token went to the server as basic auth, on the first repository only...
+    let auth = std::fs::read_to_string(server.dir.join("auth.log")).unwrap();
+    let basic = format!(
+        "Basic {}",
+        base64::Engine::encode(&base64::engine::general_purpose::STANDARD, format!("x-access-token:{token}"))
+    );
+    assert!(auth.lines().any(|l| l == basic), "{auth}");
+    assert!(auth.lines().any(|l| l == "-"), "{auth}");
+    // ...and was written nowhere: not on the machine's disk, not in the log.
+    let disk = app.dir.join("sandboxes/machines").join(id.to_string()).join("disk");
+    let grep = std::process::Command::new("grep").args(["-rqF", token]).arg(&disk).status().unwrap();
+    assert!(!grep.success(), "the token is on the machine's disk");
+    let events = acs::core::events::for_sandbox(&app.state().db, id).await.unwrap();
+    assert!(events.iter().all(|e| !e.data.contains(token)));
+
+    // A repository that cannot be reached fails the clone, then the build.
+    let gone = format!("https://{host}:1/repo.git");
+    let env = environment(&app, &u, json!({"repositories": [{"url": gone, "mount_path": "/src"}]})).await;
+    let a = agent(&app, &u, json!({"environment_id": env})).await;
+    let id = launch(&app, &u, a).await;
+    wait_status(&app, &u, id, "failed").await;
+    let st = stages(&app, id).await;
+    assert_eq!(st[st.len() - 2..], pairs(&[("clone", "failed"), ("provision", "failed")]));
+}
+
+async fn packages_are_checked_and_limits_hold(b: Backend) {
+    let app = spawn_with(b, &[("sandbox.memory_mb", json!(64))]).await;
+    let u = app.user().await;
+    let env = environment(&app, &u, json!({"packages": {"apt": ["bash", "coreutils"]}})).await;
+    let a = agent(&app, &u, json!({"environment_id": env})).await;
+    let id = launch(&app, &u, a).await;
+    wait_status(&app, &u, id, "ready").await;
+    assert!(stages(&app, id).await.contains(&("packages".to_owned(), "done".to_owned())));
+    // 200 MB under a 64 MB ceiling: killed.
+    let (code, _, _) = sh(&app, id, "head -c 200000000 /dev/zero | tail > /dev/null").await;
+    assert_ne!(code, Some(0));
+    let (code, _, _) = sh(&app, id, "head -c 20000000 /dev/zero | tail > /dev/null").await;
+    assert_eq!(code, Some(0));
+
+    let env = environment(&app, &u, json!({"packages": {"apt": ["bash", "no-such-package-acs"]}})).await;
+    let a = agent(&app, &u, json!({"environment_id": env})).await;
+    let id = launch(&app, &u, a).await;
+    wait_status(&app, &u, id, "failed").await;
+    let events = acs::core::events::for_sandbox(&app.state().db, id).await.unwrap();
+    let failed = events.iter().find(|e| e.stage.as_deref() == Some("packages") && e.state.as_deref() == Some("failed"));
+    assert!(failed.unwrap().data.contains("no-such-package-acs"));
+}
+
 crate::both!(
     provisions_through_its_stages_and_redacts_reads,
     failing_setup_fails_the_build_and_a_slow_one_times_out,
@@ -611,4 +773,6 @@ crate::both!(
     reset_throws_the_machine_away,
     git_diff_and_status_read_the_repository,
     a_restarted_server_reattaches_to_running_machines,
+    repositories_are_cloned_with_the_token_kept_out_of_disk_and_log,
+    packages_are_checked_and_limits_hold,
 );
