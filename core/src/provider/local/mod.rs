@@ -59,11 +59,11 @@ pub struct LocalConfig {
     pub request_timeout: Duration,
 }
 
-/// What the provider holds for a running machine.
+/// What the provider holds for a running machine (its cgroup, if any, is
+/// found again by name).
 struct Live {
     lease: Lease,
     proxy: ProxyHandle,
-    cgroup: Option<Cgroup>,
 }
 
 pub struct LocalProvider {
@@ -248,10 +248,7 @@ impl LocalProvider {
     async fn stop_machine(&self, id: Uuid) {
         let layout = self.layout(id);
         let live = self.take_live(id);
-        let cgroup = match &live {
-            Some(l) => l.cgroup.as_ref().and_then(|_| self.cgroups.as_ref()?.open(&id.to_string())),
-            None => self.cgroups.as_ref().and_then(|c| c.open(&id.to_string())),
-        };
+        let cgroup = self.cgroups.as_ref().and_then(|c| c.open(&id.to_string()));
         self.kill(&layout, cgroup.as_ref()).await;
         let lease = match live {
             Some(l) => {
@@ -357,7 +354,7 @@ impl SandboxProvider for LocalProvider {
             };
             let url = sandbox_url(&lease);
             let launched = self.launch(spec, &layout, &lease, cgroup.as_ref()).await;
-            self.put_live(spec.id, Live { lease, proxy, cgroup });
+            self.put_live(spec.id, Live { lease, proxy });
             if let Err(e) = launched {
                 self.stop_machine(spec.id).await;
                 return Err(e);
@@ -376,8 +373,7 @@ impl SandboxProvider for LocalProvider {
                 return Ok(false);
             };
             let proxy = self.open_proxy(spec.id, &lease, &spec.network).await?;
-            let cgroup = self.cgroups.as_ref().and_then(|c| c.open(&spec.id.to_string()));
-            self.put_live(spec.id, Live { lease, proxy, cgroup });
+            self.put_live(spec.id, Live { lease, proxy });
             Ok(true)
         })
     }
@@ -476,12 +472,17 @@ fn limits(l: &Limits) -> cgroup::Limits {
 /// a running server (tests' teardown, an operator's cleanup).
 pub fn purge_blocking(machines_dir: &Path, run_dir: &Path, lease_dir: &Path) {
     let Ok(entries) = std::fs::read_dir(machines_dir) else { return };
+    let cgroups = Cgroups::detect();
     for entry in entries.flatten() {
         let Some(id) = entry.file_name().to_str().and_then(|s| s.parse::<Uuid>().ok()) else { continue };
         let layout = Layout::new(machines_dir, run_dir, id);
         if let Some(pid) = init_pid(&layout) {
             // SAFETY: plain kill(2) of a pid checked to be this machine's bwrap.
             unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+        if let Some(cg) = cgroups.as_ref().and_then(|c| c.open(&id.to_string())) {
+            cg.kill_all();
+            cg.remove();
         }
         net::release_blocking(lease_dir, id);
         let _ = std::fs::remove_dir_all(layout.run());
