@@ -197,6 +197,41 @@ async fn provisions_through_its_stages_and_redacts_reads(b: Backend) {
     assert_eq!(app.get("/api/sandboxes", &other.key).await.body["data"], json!([]));
     let list = app.get("/api/sandboxes", &u.key).await;
     assert_eq!(list.body["data"][0]["id"], id.to_string());
+
+    // Every conversation opened on the machine, newest first (the
+    // conversations API writes these rows; here they are written directly).
+    let (older, newer) = (Uuid::now_v7(), Uuid::now_v7());
+    for (conv, status, mid, at, title) in
+        [(older, "terminated", 0, 1_000_000i64, None), (newer, "running", 1, 2_000_000, Some("fix the build"))]
+    {
+        sqlx::query(
+            "INSERT INTO conversations (id, account_id, agent_id, sandbox_id, runtime, status, title, mid_turn, \
+             created_at, updated_at) VALUES ($1, $2, $3, $4, 'acp', $5, $6, $7, $8, $8)",
+        )
+        .bind(conv.to_string())
+        .bind(u.id.clone())
+        .bind(a.to_string())
+        .bind(id.to_string())
+        .bind(status)
+        .bind(title)
+        .bind(mid)
+        .bind(at)
+        .execute(&app.state().db.pool)
+        .await
+        .unwrap();
+    }
+    let detail = app.get(&format!("/api/sandboxes/{id}"), &u.key).await.body["data"].clone();
+    let convs = detail["conversations"].as_array().unwrap();
+    assert_eq!(convs.len(), 2);
+    assert_eq!(convs[0]["id"], newer.to_string());
+    assert_eq!(convs[0]["status"], "running");
+    assert_eq!(convs[0]["mid_turn"], true);
+    assert_eq!(convs[0]["runtime"], "acp");
+    assert_eq!(convs[0]["title"], "fix the build");
+    assert_eq!(convs[1]["id"], older.to_string());
+    assert_eq!(convs[1]["mid_turn"], false);
+    assert_eq!(convs[1]["title"], Value::Null);
+    assert!(detail["inserted_at"].is_string() && detail["last_resumed_at"].is_string());
 }
 
 async fn failing_setup_fails_the_build_and_a_slow_one_times_out(b: Backend) {
