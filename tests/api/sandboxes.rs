@@ -549,6 +549,13 @@ async fn reset_throws_the_machine_away(b: Backend) {
     let busy = app.delete(&format!("/api/sandboxes/{fresh}"), &u.key).await;
     assert_eq!(busy.status, StatusCode::CONFLICT);
     assert_eq!(busy.body["reason"], "turn_running");
+    // While it is being built: refused at once, not after the build.
+    let env = environment(&app, &u, json!({"setup_script": "sleep 30"})).await;
+    let slow = agent(&app, &u, json!({"environment_id": env})).await;
+    let building = launch(&app, &u, slow).await;
+    let r = app.delete(&format!("/api/sandboxes/{building}"), &u.key).await;
+    assert_eq!(r.status, StatusCode::CONFLICT);
+    assert_eq!(r.body["reason"], "provisioning");
     let audit = app.get("/api/audit", &u.key).await;
     assert!(audit.text.contains("sandbox.reset"));
 }

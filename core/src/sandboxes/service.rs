@@ -434,13 +434,16 @@ pub async fn reset(state: &AppState, row: &SandboxRow) -> ApiResult<()> {
         )
         .with("reason", "turn_running"));
     }
-    if row.status == SandboxState::Terminated {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "sandbox_not_resettable",
-            "The sandbox was already reclaimed.",
-        )
-        .with("reason", "terminated"));
+    let refusal = match row.status {
+        SandboxState::Terminated => Some(("terminated", "The sandbox was already reclaimed.")),
+        // The build holds the machine until it ends; waiting for it here could take its whole deadline.
+        SandboxState::Pending | SandboxState::Starting => {
+            Some(("provisioning", "The sandbox is being built; reset it once it is ready or failed."))
+        }
+        _ => None,
+    };
+    if let Some((reason, message)) = refusal {
+        return Err(ApiError::new(StatusCode::CONFLICT, "sandbox_not_resettable", message).with("reason", reason));
     }
     let svc = service(state)?;
     let lock = svc.lock(row.id);
