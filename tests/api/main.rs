@@ -9,6 +9,7 @@ mod cli;
 mod credentials;
 mod docs;
 mod environments;
+mod events;
 mod errors;
 mod health_audit;
 mod isolation;

@@ -3,8 +3,11 @@
 //! sandbox is written once per conversation holding it, or once with no
 //! conversation when none does (a machine being built ahead of its first).
 
+pub mod page;
+
 use serde_json::Value;
 use sqlx::Row;
+use sqlx::any::AnyRow;
 use uuid::Uuid;
 
 use crate::db::{Db, RowExt};
@@ -120,21 +123,21 @@ pub async fn for_sandbox(db: &Db, sandbox_id: Uuid) -> Result<Vec<Event>, sqlx::
     .bind(sandbox_id.to_string())
     .fetch_all(&db.pool)
     .await?;
-    rows.iter()
-        .map(|r| {
-            Ok(Event {
-                id: r.try_get("id")?,
-                conversation_id: r.opt_uuid("conversation_id")?,
-                sandbox_id: r.opt_uuid("sandbox_id")?,
-                turn_id: r.opt_uuid("turn_id")?,
-                kind: r.try_get("kind")?,
-                stream: r.try_get("stream")?,
-                stage: r.try_get("stage")?,
-                state: r.try_get("state")?,
-                data: r.try_get("data")?,
-                duration_ms: r.try_get("duration_ms")?,
-                ts: from_micros(r.try_get("ts")?),
-            })
-        })
-        .collect()
+    rows.iter().map(from_row).collect()
+}
+
+pub(crate) fn from_row(r: &AnyRow) -> Result<Event, sqlx::Error> {
+    Ok(Event {
+        id: r.try_get("id")?,
+        conversation_id: r.opt_uuid("conversation_id")?,
+        sandbox_id: r.opt_uuid("sandbox_id")?,
+        turn_id: r.opt_uuid("turn_id")?,
+        kind: r.try_get("kind")?,
+        stream: r.try_get("stream")?,
+        stage: r.try_get("stage")?,
+        state: r.try_get("state")?,
+        data: r.try_get("data")?,
+        duration_ms: r.try_get("duration_ms")?,
+        ts: from_micros(r.try_get("ts")?),
+    })
 }

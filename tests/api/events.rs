@@ -1,0 +1,123 @@
+//! Paging rules of a conversation's event log (spec 4.1), on both
+//! databases. Events are appended through the log's own writer; the
+//! conversations API that serves these pages comes with the turn engine.
+
+use acs::core::events::page::{Order, PageQuery, page};
+use acs::core::events::{self, Scope, StageState};
+use serde_json::json;
+use uuid::Uuid;
+
+use crate::common::{Backend, TestApp, spawn};
+
+/// Appends `n` output events to `turn` (or to no turn), returning their ids.
+async fn append(app: &TestApp, scope: &Scope, turn: Option<Uuid>, n: usize) -> Vec<i64> {
+    let scope = Scope { turn_id: turn, ..scope.clone() };
+    for i in 0..n {
+        events::output(&app.state().db, &scope, "stdout", &format!("line {i}")).await.unwrap();
+    }
+    let all = all(app, scope.conversations[0]).await;
+    all[all.len() - n..].to_vec()
+}
+
+async fn all(app: &TestApp, conversation: Uuid) -> Vec<i64> {
+    let q = PageQuery::new(None, None, None, Some(5000), false).unwrap();
+    page(&app.state().db, conversation, &q).await.unwrap().events.iter().map(|e| e.id).collect()
+}
+
+async fn ids(app: &TestApp, conversation: Uuid, q: PageQuery) -> (Vec<i64>, events::page::Page) {
+    let p = page(&app.state().db, conversation, &q).await.unwrap();
+    (p.events.iter().map(|e| e.id).collect(), p)
+}
+
+async fn setup(b: Backend) -> (TestApp, Scope) {
+    let app = spawn(b).await;
+    let u = app.user().await;
+    let conversation = Uuid::now_v7();
+    let scope =
+        Scope { account_id: u.id.parse().unwrap(), sandbox_id: None, conversations: vec![conversation], turn_id: None };
+    (app, scope)
+}
+
+async fn pages_forward_and_back_with_cursors_from_the_page(b: Backend) {
+    let (app, scope) = setup(b).await;
+    let c = scope.conversations[0];
+    events::stage(&app.state().db, &scope, "provision", StageState::Started, &json!({}), None).await.unwrap();
+    let mut every = all(&app, c).await;
+    every.extend(append(&app, &scope, None, 9).await);
+    assert_eq!(every.len(), 10);
+    // Another conversation's events never show.
+    let other = Scope { conversations: vec![Uuid::now_v7()], ..scope.clone() };
+    append(&app, &other, None, 3).await;
+
+    let (first, p) = ids(&app, c, PageQuery::new(None, None, None, Some(4), false).unwrap()).await;
+    assert_eq!(first, every[..4]);
+    assert!(p.has_more);
+    assert_eq!(p.next_cursor, Some(every[3]));
+    assert_eq!((p.oldest_cursor, p.newest_cursor), (Some(every[0]), Some(every[3])));
+    assert_eq!(p.order, Order::Asc);
+    let (second, p) = ids(&app, c, PageQuery::new(p.next_cursor, None, None, Some(4), false).unwrap()).await;
+    assert_eq!(second, every[4..8]);
+    let (third, p) = ids(&app, c, PageQuery::new(p.next_cursor, None, None, Some(4), false).unwrap()).await;
+    assert_eq!(third, every[8..]);
+    assert!(!p.has_more);
+    let (none, p) = ids(&app, c, PageQuery::new(p.next_cursor, None, None, Some(4), false).unwrap()).await;
+    assert!(none.is_empty());
+    assert_eq!((p.next_cursor, p.oldest_cursor, p.newest_cursor), (None, None, None));
+    // `before` bounds a forward page.
+    let (bounded, _) =
+        ids(&app, c, PageQuery::new(Some(every[1]), Some(every[5]), None, Some(100), false).unwrap()).await;
+    assert_eq!(bounded, every[2..5]);
+    // Newest first: next_cursor is the oldest id, passed as `before`.
+    let (newest, p) = ids(&app, c, PageQuery::new(None, None, Some("desc"), Some(3), false).unwrap()).await;
+    assert_eq!(newest, [every[9], every[8], every[7]]);
+    assert_eq!(p.next_cursor, Some(every[7]));
+    assert_eq!(p.newest_cursor, Some(every[9]));
+    let (older, _) = ids(&app, c, PageQuery::new(None, p.next_cursor, Some("desc"), Some(3), false).unwrap()).await;
+    assert_eq!(older, [every[6], every[5], every[4]]);
+}
+
+async fn whole_turns_extend_a_page_to_the_turns_first_event(b: Backend) {
+    let (app, scope) = setup(b).await;
+    let c = scope.conversations[0];
+    let (t1, t2) = (Uuid::now_v7(), Uuid::now_v7());
+    let one = append(&app, &scope, Some(t1), 3).await;
+    let loose = append(&app, &scope, None, 2).await;
+    let two = append(&app, &scope, Some(t2), 6).await;
+    // limit 4 lands inside turn two: the page reaches back to its first event.
+    let (got, p) = ids(&app, c, PageQuery::new(None, None, Some("desc"), Some(4), true).unwrap()).await;
+    let want: Vec<i64> = two.iter().rev().copied().collect();
+    assert_eq!(got, want, "the whole of turn two, beyond the limit");
+    assert!(p.has_more);
+    assert!(!p.turn_split);
+    // The next page holds earlier events only: loose ones page by limit alone.
+    let (got, p) = ids(&app, c, PageQuery::new(None, p.next_cursor, Some("desc"), Some(1), true).unwrap()).await;
+    assert_eq!(got, [loose[1]]);
+    let (got, p) = ids(&app, c, PageQuery::new(None, p.next_cursor, Some("desc"), Some(2), true).unwrap()).await;
+    assert_eq!(got, [loose[0], one[2], one[1], one[0]]);
+    assert!(!p.has_more);
+    // The same page without whole_turns stops at the limit.
+    let (got, _) = ids(&app, c, PageQuery::new(None, None, Some("desc"), Some(4), false).unwrap()).await;
+    assert_eq!(got.len(), 4);
+}
+
+async fn a_turn_over_the_page_ceiling_is_cut(b: Backend) {
+    let (app, scope) = setup(b).await;
+    let c = scope.conversations[0];
+    let t = Uuid::now_v7();
+    append(&app, &scope, None, 1).await;
+    let db = &app.state().db;
+    let scoped = Scope { turn_id: Some(t), ..scope.clone() };
+    for i in 0..5003 {
+        events::output(db, &scoped, "stdout", &format!("{i}")).await.unwrap();
+    }
+    let p = page(db, c, &PageQuery::new(None, None, Some("desc"), Some(10), true).unwrap()).await.unwrap();
+    assert_eq!(p.events.len(), 5000);
+    assert!(p.turn_split);
+    assert!(p.has_more);
+}
+
+crate::both!(
+    pages_forward_and_back_with_cursors_from_the_page,
+    whole_turns_extend_a_page_to_the_turns_first_event,
+    a_turn_over_the_page_ceiling_is_cut,
+);
