@@ -117,6 +117,8 @@ pub struct SandboxConfig {
     pub dir: String,
     /// The supervisor binary; empty looks beside the running executable.
     pub sandboxd_path: String,
+    /// Host paths bound read-only into every machine, `host[:inside]` (tools, toolchains).
+    pub ro_binds: Vec<String>,
     /// A ready machine with no turn for this long parks (persistent) or is reclaimed (ephemeral).
     pub idle_seconds: u64,
     /// Deadline of a whole provisioning, whatever each stage's own timeout.
@@ -229,6 +231,7 @@ impl Default for SandboxConfig {
             providers: vec!["local".into()],
             dir: "sandboxes".into(),
             sandboxd_path: String::new(),
+            ro_binds: Vec::new(),
             idle_seconds: 600,
             provision_timeout_seconds: 1800,
             memory_mb: 4096,

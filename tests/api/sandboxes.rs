@@ -802,6 +802,83 @@ async fn packages_are_checked_and_limits_hold(b: Backend) {
     assert!(failed.unwrap().data.contains("no-such-package-acs"));
 }
 
+/// The scripted ACP agent (tests/scripted-agent), built when this test
+/// binary was built without it.
+fn scripted_agent() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let path = exe.parent().unwrap().join("../scripted-agent");
+    if !path.is_file() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let ok = std::process::Command::new(cargo).args(["build", "-q", "-p", "acs-scripted-agent"]).status().unwrap();
+        assert!(ok.success());
+    }
+    path.canonicalize().unwrap()
+}
+
+/// Reads attachment output until a stdout line contains `needle`; returns that line.
+async fn read_until(reader: &mut sandboxd::client::AttachReader, buf: &mut String, needle: &str) -> String {
+    loop {
+        if let Some(line) = buf.lines().find(|l| l.contains(needle)) {
+            let line = line.to_owned();
+            let end = buf.find(&line).unwrap() + line.len();
+            buf.drain(..end);
+            return line;
+        }
+        let event = tokio::time::timeout(Duration::from_secs(10), reader.next()).await.expect("agent answers");
+        match event.unwrap() {
+            Some(sandboxd::client::AttachEvent::Output { stream: sandboxd::proto::Stream::Stdout, data, .. }) => {
+                buf.push_str(&String::from_utf8_lossy(&data))
+            }
+            Some(sandboxd::client::AttachEvent::Output { .. }) => {}
+            other => panic!("agent ended: {other:?} (waiting for {needle})"),
+        }
+    }
+}
+
+async fn an_acp_agent_runs_in_the_machine_under_the_supervisor(b: Backend) {
+    let bind = format!("{}:/opt/acs/bin/scripted-agent", scripted_agent().display());
+    let app = spawn_with(b, &[("sandbox.ro_binds", json!([bind]))]).await;
+    let u = app.user().await;
+    let env = environment(&app, &u, json!({})).await;
+    put_secret(&app, &u, env, "SECRET_TOKEN", "s3cr3t-value").await;
+    let a = agent(&app, &u, json!({"environment_id": env})).await;
+    let id = launch(&app, &u, a).await;
+    wait_status(&app, &u, id, "ready").await;
+    let sup = sandboxes::service::service(app.state()).unwrap().provider.supervisor(id);
+    let req = sandboxd::proto::SpawnRequest {
+        name: "agent".into(),
+        argv: vec!["/opt/acs/bin/scripted-agent".into()],
+        cwd: Some("/workspace".into()),
+        env: BTreeMap::new(),
+    };
+    sup.spawn(&req).await.expect("spawn");
+    let mut att = sup.attach("agent", 0, 0).await.expect("attach");
+    let mut buf = String::new();
+    let send = |v: Value| format!("{v}\n").into_bytes();
+    att.writer
+        .send_stdin(&send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})))
+        .await
+        .unwrap();
+    let line = read_until(&mut att.reader, &mut buf, "\"id\":1").await;
+    assert!(line.contains("protocolVersion"), "{line}");
+    att.writer.send_stdin(&send(json!({"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": {"cwd": "/workspace", "mcpServers": []}}))).await.unwrap();
+    read_until(&mut att.reader, &mut buf, "\"id\":2").await;
+    let prompt = json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+        "params": {"sessionId": "sess-1", "prompt": [{"type": "text", "text": "echo-env: SECRET_TOKEN\nwrite: /workspace/out.txt done"}]}});
+    att.writer.send_stdin(&send(prompt)).await.unwrap();
+    let end = read_until(&mut att.reader, &mut buf, "\"id\":3").await;
+    assert!(end.contains("end_turn"), "{end}");
+    // The agent saw the machine's environment, and its file is in the machine.
+    let (_, out, _) = sh(&app, id, "cat /workspace/out.txt").await;
+    assert_eq!(out.trim(), "done");
+    // A second attach from offset 0 replays everything the agent printed.
+    drop(att);
+    let mut again = sup.attach("agent", 0, 0).await.expect("re-attach");
+    let mut replay = String::new();
+    let echoed = read_until(&mut again.reader, &mut replay, "s3cr3t").await;
+    assert!(echoed.contains("agent_message_chunk"), "{echoed}");
+}
+
 crate::both!(
     provisions_through_its_stages_and_redacts_reads,
     failing_setup_fails_the_build_and_a_slow_one_times_out,
@@ -817,4 +894,5 @@ crate::both!(
     a_restarted_server_reattaches_to_running_machines,
     repositories_are_cloned_with_the_token_kept_out_of_disk_and_log,
     packages_are_checked_and_limits_hold,
+    an_acp_agent_runs_in_the_machine_under_the_supervisor,
 );

@@ -35,7 +35,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::http::extract::page_limit;
 use crate::http::{Data, Path, Query, ok};
 use crate::provider::local::{LocalConfig, LocalProvider, net::NetConfig};
-use crate::provider::{MachineState, SandboxProvider};
+use crate::provider::{self, MachineState, SandboxProvider};
 use crate::state::AppState;
 use crate::time_fmt::from_micros;
 
@@ -276,6 +276,7 @@ pub async fn start(state: &AppState, addr: SocketAddr) -> Result<impl Future<Out
         machines_dir: PathBuf::from(&cfg.dir).join("machines"),
         run_dir: PathBuf::from(&cfg.run_dir),
         sandboxd: sandboxd_path(&cfg.sandboxd_path),
+        ro_binds: cfg.ro_binds.iter().map(|b| provider::local::bwrap::parse_ro_bind(b)).collect::<Result<_, _>>()?,
         net: NetConfig { subnet: cfg.subnet, lease_dir: PathBuf::from(&cfg.lease_dir), proxy_port: cfg.proxy_port },
         always_allowed: origin(&api_url).into_iter().collect(),
         api_alias,

@@ -116,8 +116,34 @@ pub enum Payload<'a> {
     Offline(&'a [String]),
 }
 
+/// Host paths an operator binds read-only into every machine (tools,
+/// toolchains), parsed from `host[:inside]` (inside defaults to host).
+pub fn parse_ro_bind(entry: &str) -> Result<(PathBuf, String), String> {
+    let (host, inside) = entry.split_once(':').unwrap_or((entry, entry));
+    let reserved = ["/home/agent", "/workspace", RUN_DIR, "/opt/acs/sandboxd", "/proc", "/dev", "/tmp"];
+    if !host.starts_with('/') || !inside.starts_with('/') || inside == "/" {
+        return Err(format!("sandbox.ro_binds: `{entry}` must be absolute paths (host[:inside])"));
+    }
+    if reserved
+        .iter()
+        .any(|r| inside == *r || inside.starts_with(&format!("{r}/")) || r.starts_with(&format!("{inside}/")))
+    {
+        return Err(format!("sandbox.ro_binds: `{entry}` would cover a machine's own directories"));
+    }
+    if !Path::new(host).exists() {
+        return Err(format!("sandbox.ro_binds: `{host}` does not exist on this host"));
+    }
+    Ok((PathBuf::from(host), inside.to_owned()))
+}
+
 /// The full bwrap argument list (without the program name).
-pub fn args(layout: &Layout, hostname: &str, sandboxd: &Path, payload: Payload<'_>) -> Vec<OsString> {
+pub fn args(
+    layout: &Layout,
+    hostname: &str,
+    sandboxd: &Path,
+    ro_binds: &[(PathBuf, String)],
+    payload: Payload<'_>,
+) -> Vec<OsString> {
     let mut a: Vec<OsString> = Vec::with_capacity(96);
     let mut push = |parts: &[&dyn AsRef<std::ffi::OsStr>]| {
         for p in parts {
@@ -151,6 +177,9 @@ pub fn args(layout: &Layout, hostname: &str, sandboxd: &Path, payload: Payload<'
     if !offline {
         push(&[&"--bind", &layout.run(), &RUN_DIR]);
     }
+    for (host, inside) in ro_binds {
+        push(&[&"--ro-bind", host, inside]);
+    }
     push(&[&"--ro-bind", &sandboxd, &SANDBOXD_PATH, &"--chdir", &"/workspace"]);
     match payload {
         Payload::Supervisor => {
@@ -181,7 +210,7 @@ mod tests {
     #[test]
     fn supervisor_machine_binds_its_own_dirs_and_no_host_secrets() {
         let layout = Layout::new(Path::new("/var/acs/machines"), Path::new("/run/acs/m"), uuid::Uuid::nil());
-        let a = strings(&args(&layout, "acs-1234abcd-box", Path::new("/opt/bin/sandboxd"), Payload::Supervisor));
+        let a = strings(&args(&layout, "acs-1234abcd-box", Path::new("/opt/bin/sandboxd"), &[], Payload::Supervisor));
         let root = "/var/acs/machines/00000000-0000-0000-0000-000000000000";
         assert!(a.windows(3).any(|w| w[0] == "--bind" && w[1] == format!("{root}/disk/home") && w[2] == "/home/agent"));
         let run = "/run/acs/m/00000000000000000000000000000000";
@@ -201,12 +230,30 @@ mod tests {
     fn offline_machine_is_read_only_and_without_network() {
         let layout = Layout::new(Path::new("/m"), Path::new("/r"), uuid::Uuid::nil());
         let cmd = vec!["git".to_owned(), "status".to_owned()];
-        let a = strings(&args(&layout, "h", Path::new("/s"), Payload::Offline(&cmd)));
+        let a = strings(&args(
+            &layout,
+            "h",
+            Path::new("/s"),
+            &[(PathBuf::from("/opt/tools"), "/opt/tools".into())],
+            Payload::Offline(&cmd),
+        ));
         assert!(a.iter().any(|s| s == "--unshare-net"));
         assert!(a.iter().any(|s| s == "--die-with-parent"));
         assert!(!a.iter().any(|s| s == "--bind"));
         assert!(!a.iter().any(|s| s == "/run/acs"));
+        assert!(a.windows(3).any(|w| w[0] == "--ro-bind" && w[1] == "/opt/tools" && w[2] == "/opt/tools"));
         assert_eq!(a[a.len() - 3..], ["--", "git", "status"]);
+    }
+
+    #[test]
+    fn operator_binds_are_absolute_existing_and_clear_of_the_machines_own_dirs() {
+        assert_eq!(parse_ro_bind("/usr/bin").unwrap(), (PathBuf::from("/usr/bin"), "/usr/bin".to_owned()));
+        assert_eq!(parse_ro_bind("/usr/bin:/opt/x").unwrap().1, "/opt/x");
+        for bad in
+            ["usr", "/usr:rel", "/usr:/", "/usr:/workspace", "/usr:/home/agent/x", "/usr:/home", "/nonexistent-acs"]
+        {
+            assert!(parse_ro_bind(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -49,6 +49,8 @@ pub struct LocalConfig {
     pub run_dir: PathBuf,
     /// The supervisor binary bound into every machine.
     pub sandboxd: PathBuf,
+    /// Host paths bound read-only into every machine (`sandbox.ro_binds`).
+    pub ro_binds: Vec<(PathBuf, String)>,
     pub net: NetConfig,
     /// `host:port` pairs every machine may reach through the proxy (the API).
     pub always_allowed: Vec<String>,
@@ -177,7 +179,7 @@ impl LocalProvider {
         let log = std::fs::OpenOptions::new().create(true).append(true).open(layout.log())?;
         let procs: Vec<CString> = cgroup.map(|c| c.procs_files()).unwrap_or_default();
         let mut cmd = tokio::process::Command::new("bwrap");
-        cmd.args(bwrap::args(layout, &spec.hostname, &self.cfg.sandboxd, Payload::Supervisor))
+        cmd.args(bwrap::args(layout, &spec.hostname, &self.cfg.sandboxd, &self.cfg.ro_binds, Payload::Supervisor))
             .env_clear()
             .envs(&env)
             .stdin(Stdio::null())
@@ -269,7 +271,7 @@ impl LocalProvider {
         }
         let hostname = std::fs::read_to_string(layout.etc().join("hostname")).unwrap_or_default();
         let mut cmd = tokio::process::Command::new("bwrap");
-        cmd.args(bwrap::args(&layout, hostname.trim(), &self.cfg.sandboxd, Payload::Offline(argv)))
+        cmd.args(bwrap::args(&layout, hostname.trim(), &self.cfg.sandboxd, &self.cfg.ro_binds, Payload::Offline(argv)))
             .env_clear()
             .envs(env)
             .stdin(Stdio::null())
