@@ -4,6 +4,7 @@
 //! [`extension::Extension`] trait and `inventory`; see `DESIGN.md` section 2.
 
 pub mod accounts;
+pub mod acp;
 pub mod agents;
 pub mod audit;
 pub mod auth;
