@@ -75,12 +75,15 @@ async fn wait_status(app: &TestApp, u: &User, id: Uuid, want: &str) -> Value {
         if row.status.as_str() == want {
             break;
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "sandbox {id} stuck in {:?} ({:?}), wanted {want}",
-            row.status,
-            row.error
-        );
+        let failed = row.status.as_str() == "failed";
+        if failed || std::time::Instant::now() >= deadline {
+            panic!(
+                "sandbox {id} is {:?} ({:?}), wanted {want}; stages {:?}",
+                row.status,
+                row.error,
+                stages(app, id).await
+            );
+        }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let r = app.get(&format!("/api/sandboxes/{id}"), &u.key).await;
