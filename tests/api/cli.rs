@@ -147,3 +147,27 @@ fn serve_refuses_to_start_without_bubblewrap() {
     assert!(err.contains("bubblewrap") && err.contains("apt-get install bubblewrap"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_acs_binary_is_the_supervisor_when_started_as_sandboxd() {
+    use std::io::{BufRead, Write};
+    use std::os::unix::process::CommandExt;
+    let dir = temp_dir();
+    let socket = dir.join("s.sock");
+    let mut child = acs().arg0("/opt/acs/sandboxd").arg("--socket").arg(&socket).stderr(Stdio::null()).spawn().unwrap();
+    let start = Instant::now();
+    let mut stream = loop {
+        if let Ok(s) = std::os::unix::net::UnixStream::connect(&socket) {
+            break s;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "the supervisor did not listen");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    stream.write_all(b"{\"op\":\"ping\"}\n").unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(&stream).read_line(&mut line).unwrap();
+    assert!(line.contains("\"type\":\"pong\""), "{line}");
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+}
