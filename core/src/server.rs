@@ -87,6 +87,7 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
             .build()?,
         slots: Default::default(),
         sandboxes: Default::default(),
+        events: Default::default(),
         request_ids: middleware::RequestIds::new(),
         db,
         loaded,
@@ -185,6 +186,7 @@ pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, Box
     }
     let mut workers = JoinSet::new();
     workers.spawn(sweeper);
+    workers.spawn(crate::events::bus::relay(state.clone()));
     for ext in &enabled {
         for w in ext.workers(&state) {
             workers.spawn(w);

@@ -42,6 +42,8 @@ pub struct Inner {
     pub request_ids: crate::http::middleware::RequestIds,
     /// State that extensions keep per server, one value per type.
     pub slots: Slots,
+    /// Live fan-out of appended events (and, on PostgreSQL, other replicas').
+    pub events: crate::events::bus::Bus,
     /// The sandbox service, set once the server listens (it needs the address).
     pub sandboxes: std::sync::OnceLock<Arc<crate::sandboxes::Sandboxes>>,
 }

@@ -137,6 +137,12 @@ impl Drop for TestApp {
 }
 
 impl TestApp {
+    /// A second server on the same database and directories (a replica).
+    pub async fn replica(&self) -> Running {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        server::start(self.loaded.clone(), listener).await.expect("replica starts")
+    }
+
     /// Stops the server (machines keep running) and starts a new one on the
     /// same database and directories, as after an operator's restart.
     pub async fn restart(&mut self) {

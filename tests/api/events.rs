@@ -13,7 +13,7 @@ use crate::common::{Backend, TestApp, spawn};
 async fn append(app: &TestApp, scope: &Scope, turn: Option<Uuid>, n: usize) -> Vec<i64> {
     let scope = Scope { turn_id: turn, ..scope.clone() };
     for i in 0..n {
-        events::output(&app.state().db, &scope, "stdout", &format!("line {i}")).await.unwrap();
+        events::output(app.state(), &scope, "stdout", &format!("line {i}")).await.unwrap();
     }
     let all = all(app, scope.conversations[0]).await;
     all[all.len() - n..].to_vec()
@@ -41,7 +41,7 @@ async fn setup(b: Backend) -> (TestApp, Scope) {
 async fn pages_forward_and_back_with_cursors_from_the_page(b: Backend) {
     let (app, scope) = setup(b).await;
     let c = scope.conversations[0];
-    events::stage(&app.state().db, &scope, "provision", StageState::Started, &json!({}), None).await.unwrap();
+    events::stage(app.state(), &scope, "provision", StageState::Started, &json!({}), None).await.unwrap();
     let mut every = all(&app, c).await;
     every.extend(append(&app, &scope, None, 9).await);
     assert_eq!(every.len(), 10);
@@ -108,7 +108,7 @@ async fn a_turn_over_the_page_ceiling_is_cut(b: Backend) {
     let db = &app.state().db;
     let scoped = Scope { turn_id: Some(t), ..scope.clone() };
     for i in 0..5003 {
-        events::output(db, &scoped, "stdout", &format!("{i}")).await.unwrap();
+        events::output(app.state(), &scoped, "stdout", &format!("{i}")).await.unwrap();
     }
     let p = page(db, c, &PageQuery::new(None, None, Some("desc"), Some(10), true).unwrap()).await.unwrap();
     assert_eq!(p.events.len(), 5000);
@@ -116,7 +116,48 @@ async fn a_turn_over_the_page_ceiling_is_cut(b: Backend) {
     assert!(p.has_more);
 }
 
+async fn appended_events_reach_live_subscribers_on_every_replica(b: Backend) {
+    let (app, scope) = setup(b).await;
+    let mut here = app.state().events.subscribe();
+    let written = append(&app, &scope, None, 3).await;
+    for id in &written {
+        let e = tokio::time::timeout(std::time::Duration::from_secs(5), here.recv()).await.unwrap().unwrap();
+        assert_eq!(e.id, *id);
+        assert_eq!(e.conversation_id, Some(scope.conversations[0]));
+        assert_eq!(e.kind, "output");
+    }
+    if b == Backend::Postgres {
+        // Written on one replica, seen live on another (LISTEN/NOTIFY).
+        let replica = app.replica().await;
+        let mut there = replica.state.events.subscribe();
+        // The relay's LISTEN is in place once a notification round trip works.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let mut sent = Vec::new();
+        loop {
+            assert!(std::time::Instant::now() < deadline, "the replica never heard of an event");
+            sent.push(append(&app, &scope, None, 1).await[0]);
+            if let Ok(Ok(e)) = tokio::time::timeout(std::time::Duration::from_millis(300), there.recv()).await {
+                assert!(sent.contains(&e.id), "only events written on the other replica arrive");
+                break;
+            }
+        }
+        let last = append(&app, &scope, Some(Uuid::now_v7()), 1).await[0];
+        // Earlier probes may still be arriving; the last one comes whole and in order after them.
+        let e = loop {
+            let e = tokio::time::timeout(std::time::Duration::from_secs(5), there.recv()).await.unwrap().unwrap();
+            if e.id == last {
+                break e;
+            }
+            assert!(sent.contains(&e.id));
+        };
+        assert!(e.turn_id.is_some());
+        assert_eq!(e.data, "line 0");
+        replica.shutdown().await.unwrap();
+    }
+}
+
 crate::both!(
+    appended_events_reach_live_subscribers_on_every_replica,
     pages_forward_and_back_with_cursors_from_the_page,
     whole_turns_extend_a_page_to_the_turns_first_event,
     a_turn_over_the_page_ceiling_is_cut,

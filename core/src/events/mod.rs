@@ -3,6 +3,7 @@
 //! sandbox is written once per conversation holding it, or once with no
 //! conversation when none does (a machine being built ahead of its first).
 
+pub mod bus;
 pub mod page;
 
 use serde_json::Value;
@@ -11,6 +12,7 @@ use sqlx::any::AnyRow;
 use uuid::Uuid;
 
 use crate::db::{Db, RowExt};
+use crate::state::AppState;
 use crate::time_fmt::{from_micros, now_micros};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,24 +62,24 @@ pub struct Event {
 
 /// Appends a stage event; `data` is JSON metadata, already redacted.
 pub async fn stage(
-    db: &Db,
+    app: &AppState,
     scope: &Scope,
     stage: &str,
     state: StageState,
     data: &Value,
     duration_ms: Option<i64>,
 ) -> Result<(), sqlx::Error> {
-    insert(db, scope, "stage", "", Some(stage), Some(state.as_str()), &data.to_string(), duration_ms).await
+    insert(app, scope, "stage", "", Some(stage), Some(state.as_str()), &data.to_string(), duration_ms).await
 }
 
 /// Appends output text of a stream (`stdout`/`stderr`), already redacted.
-pub async fn output(db: &Db, scope: &Scope, stream: &str, text: &str) -> Result<(), sqlx::Error> {
-    insert(db, scope, "output", stream, None, None, text, None).await
+pub async fn output(app: &AppState, scope: &Scope, stream: &str, text: &str) -> Result<(), sqlx::Error> {
+    insert(app, scope, "output", stream, None, None, text, None).await
 }
 
 #[allow(clippy::too_many_arguments)]
 async fn insert(
-    db: &Db,
+    app: &AppState,
     scope: &Scope,
     kind: &str,
     stream: &str,
@@ -93,9 +95,9 @@ async fn insert(
         scope.conversations.iter().copied().map(Some).collect()
     };
     for conversation in targets {
-        sqlx::query(
+        let row = sqlx::query(
             "INSERT INTO events (account_id, conversation_id, sandbox_id, turn_id, kind, stream, stage, state, data, \
-             duration_ms, ts) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+             duration_ms, ts) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
         )
         .bind(scope.account_id.to_string())
         .bind(conversation.map(|c| c.to_string()))
@@ -108,8 +110,23 @@ async fn insert(
         .bind(data.to_owned())
         .bind(duration_ms)
         .bind(now)
-        .execute(&db.pool)
+        .fetch_one(&app.db.pool)
         .await?;
+        let id: i64 = row.try_get("id")?;
+        app.events.publish(Event {
+            id,
+            conversation_id: conversation,
+            sandbox_id: scope.sandbox_id,
+            turn_id: scope.turn_id,
+            kind: kind.to_owned(),
+            stream: stream.to_owned(),
+            stage: stage.map(str::to_owned),
+            state: state.map(str::to_owned),
+            data: data.to_owned(),
+            duration_ms,
+            ts: from_micros(now),
+        });
+        app.events.notify(&app.db, id).await?;
     }
     Ok(())
 }

@@ -124,7 +124,7 @@ async fn exec_logged(
                 sandboxd::proto::Stream::Stdout => "stdout",
                 sandboxd::proto::Stream::Stderr => "stderr",
             };
-            if let Err(e) = events::output(&ctx.state.db, ctx.scope, name, &text).await {
+            if let Err(e) = events::output(ctx.state, ctx.scope, name, &text).await {
                 tracing::error!("output event not written: {e}");
             }
         }

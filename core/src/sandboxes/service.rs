@@ -238,7 +238,7 @@ pub(super) async fn scope(state: &AppState, row: &SandboxRow, conversation: Opti
 }
 
 pub(super) async fn stage(state: &AppState, scope: &events::Scope, name: &str, st: StageState, data: Value) {
-    if let Err(e) = events::stage(&state.db, scope, name, st, &data, None).await {
+    if let Err(e) = events::stage(state, scope, name, st, &data, None).await {
         tracing::error!(sandbox = ?scope.sandbox_id, stage = name, "event not written: {e}");
     }
 }
