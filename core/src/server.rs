@@ -106,7 +106,8 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         .merge(vaults::router())
         .merge(credentials::router())
         .merge(search::router())
-        .merge(crate::sandboxes::router());
+        .merge(crate::sandboxes::router())
+        .merge(crate::events::stream::router());
     for ext in &exts {
         let gate = Gate { state: state.clone(), name: ext.name() };
         protected = protected.merge(ext.routes().route_layer(from_fn_with_state(gate, feature_gate)));

@@ -156,7 +156,86 @@ async fn appended_events_reach_live_subscribers_on_every_replica(b: Backend) {
     }
 }
 
+/// An open SSE response and the frames read so far.
+struct Sse {
+    resp: reqwest::Response,
+    buf: String,
+}
+
+impl Sse {
+    async fn open(app: &TestApp, key: &str, last: Option<i64>) -> Sse {
+        let mut req = app.http.get(format!("{}/api/events/stream", app.base)).bearer_auth(key);
+        if let Some(id) = last {
+            req = req.header("last-event-id", id.to_string());
+        }
+        let resp = req.send().await.unwrap();
+        assert_eq!(resp.status(), reqwest::StatusCode::OK);
+        assert!(resp.headers()["content-type"].to_str().unwrap().starts_with("text/event-stream"));
+        Sse { resp, buf: String::new() }
+    }
+
+    /// The next data frame as (id, body); comment frames are skipped.
+    async fn next(&mut self) -> (i64, serde_json::Value) {
+        loop {
+            if let Some(end) = self.buf.find("\n\n") {
+                let frame: String = self.buf.drain(..end + 2).collect();
+                let id = frame.lines().find_map(|l| l.strip_prefix("id:")).map(|v| v.trim().parse().unwrap());
+                let data = frame.lines().find_map(|l| l.strip_prefix("data:")).map(|v| v.trim().to_owned());
+                if let (Some(id), Some(data)) = (id, data) {
+                    return (id, serde_json::from_str(&data).unwrap());
+                }
+                continue;
+            }
+            let chunk = tokio::time::timeout(std::time::Duration::from_secs(10), self.resp.chunk()).await;
+            let chunk = chunk.expect("a frame within 10 s").unwrap().expect("the stream stays open");
+            self.buf.push_str(&String::from_utf8_lossy(&chunk));
+        }
+    }
+}
+
+async fn the_all_conversations_stream_resumes_with_nothing_lost_or_repeated(b: Backend) {
+    let app = spawn(b).await;
+    let u = app.user().await;
+    let other = app.user().await;
+    let c = Uuid::now_v7();
+    let scope = Scope { account_id: u.id.parse().unwrap(), sandbox_id: None, conversations: vec![c], turn_id: None };
+    let before = append(&app, &scope, None, 2).await;
+    // From the start: the log first, then live events.
+    let mut sse = Sse::open(&app, &u.key, None).await;
+    for id in &before {
+        assert_eq!(sse.next().await.0, *id);
+    }
+    let foreign = Scope { account_id: other.id.parse().unwrap(), conversations: vec![Uuid::now_v7()], ..scope.clone() };
+    append(&app, &foreign, None, 1).await;
+    let no_conversation = Scope { conversations: vec![], sandbox_id: Some(Uuid::now_v7()), ..scope.clone() };
+    events::stage(app.state(), &no_conversation, "provision", StageState::Started, &json!({}), None).await.unwrap();
+    let turn = Uuid::now_v7();
+    let live = append(&app, &scope, Some(turn), 2).await;
+    let (id, body) = sse.next().await;
+    assert_eq!(id, live[0], "other accounts' and machine-only events are not on it");
+    assert_eq!(body["conversation_id"], c.to_string());
+    assert_eq!(body["turn_id"], turn.to_string());
+    assert_eq!(body["kind"], "output");
+    assert_eq!(body["stream"], "stdout");
+    assert_eq!(body["data"], "line 0");
+    assert!(body.get("id").is_none(), "the id travels in the id: line");
+    assert_eq!(sse.next().await.0, live[1]);
+    // Dropped; events written meanwhile arrive on resume, then live ones, once each.
+    drop(sse);
+    let missed = append(&app, &scope, None, 3).await;
+    let mut sse = Sse::open(&app, &u.key, Some(live[1])).await;
+    for id in &missed {
+        assert_eq!(sse.next().await.0, *id);
+    }
+    let after = append(&app, &scope, None, 1).await;
+    assert_eq!(sse.next().await.0, after[0]);
+    // A cursor that is not an event id is refused.
+    let bad = app.http.get(format!("{}/api/events/stream", app.base)).bearer_auth(&u.key).header("last-event-id", "x");
+    assert_eq!(bad.send().await.unwrap().status(), reqwest::StatusCode::UNPROCESSABLE_ENTITY);
+}
+
 crate::both!(
+    the_all_conversations_stream_resumes_with_nothing_lost_or_repeated,
     appended_events_reach_live_subscribers_on_every_replica,
     pages_forward_and_back_with_cursors_from_the_page,
     whole_turns_extend_a_page_to_the_turns_first_event,

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use tokio::sync::broadcast;
 use uuid::Uuid;
 
-use super::{Event, from_row};
+use super::{COLUMNS, Event, from_row};
 use crate::db::{Backend, Db};
 use crate::state::AppState;
 
@@ -91,13 +91,10 @@ pub async fn relay(state: AppState) {
             };
             let Ok(note) = note else { break };
             let Some(id) = foreign_event(note.payload(), state.events.server) else { continue };
-            match sqlx::query(
-                "SELECT id, conversation_id, sandbox_id, turn_id, kind, stream, stage, state, data, duration_ms, ts \
-                 FROM events WHERE id = $1",
-            )
-            .bind(id)
-            .fetch_optional(&state.db.pool)
-            .await
+            match sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM events WHERE id = $1")))
+                .bind(id)
+                .fetch_optional(&state.db.pool)
+                .await
             {
                 Ok(Some(row)) => match from_row(&row) {
                     Ok(event) => state.events.publish(event),

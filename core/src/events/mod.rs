@@ -5,6 +5,7 @@
 
 pub mod bus;
 pub mod page;
+pub mod stream;
 
 use serde_json::Value;
 use sqlx::Row;
@@ -44,10 +45,15 @@ pub struct Scope {
     pub turn_id: Option<Uuid>,
 }
 
+/// The columns `from_row` reads.
+pub(crate) const COLUMNS: &str =
+    "id, account_id, conversation_id, sandbox_id, turn_id, kind, stream, stage, state, data, duration_ms, ts";
+
 /// A stored event as read back.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
     pub id: i64,
+    pub account_id: Uuid,
     pub conversation_id: Option<Uuid>,
     pub sandbox_id: Option<Uuid>,
     pub turn_id: Option<Uuid>,
@@ -115,6 +121,7 @@ async fn insert(
         let id: i64 = row.try_get("id")?;
         app.events.publish(Event {
             id,
+            account_id: scope.account_id,
             conversation_id: conversation,
             sandbox_id: scope.sandbox_id,
             turn_id: scope.turn_id,
@@ -133,19 +140,18 @@ async fn insert(
 
 /// Every event of a sandbox in order (the conversations issue adds the paged feeds).
 pub async fn for_sandbox(db: &Db, sandbox_id: Uuid) -> Result<Vec<Event>, sqlx::Error> {
-    let rows = sqlx::query(
-        "SELECT id, conversation_id, sandbox_id, turn_id, kind, stream, stage, state, data, duration_ms, ts \
-         FROM events WHERE sandbox_id = $1 ORDER BY id",
-    )
-    .bind(sandbox_id.to_string())
-    .fetch_all(&db.pool)
-    .await?;
+    let rows =
+        sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM events WHERE sandbox_id = $1 ORDER BY id")))
+            .bind(sandbox_id.to_string())
+            .fetch_all(&db.pool)
+            .await?;
     rows.iter().map(from_row).collect()
 }
 
 pub(crate) fn from_row(r: &AnyRow) -> Result<Event, sqlx::Error> {
     Ok(Event {
         id: r.try_get("id")?,
+        account_id: r.uuid("account_id")?,
         conversation_id: r.opt_uuid("conversation_id")?,
         sandbox_id: r.opt_uuid("sandbox_id")?,
         turn_id: r.opt_uuid("turn_id")?,

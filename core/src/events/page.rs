@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use sqlx::Row;
 use uuid::Uuid;
 
-use super::{Event, from_row};
+use super::{COLUMNS, Event, from_row};
 use crate::db::Db;
 use crate::error::ApiError;
 
@@ -85,14 +85,17 @@ pub struct Page {
     pub order: Order,
 }
 
-const SELECT: &str = "SELECT id, conversation_id, sandbox_id, turn_id, kind, stream, stage, state, data, duration_ms, ts \
-    FROM events WHERE conversation_id = $1 AND id > $2 AND id < $3";
+fn select(rest: &str) -> sqlx::AssertSqlSafe<String> {
+    sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM events WHERE conversation_id = $1 AND id > $2 AND id < $3 {rest}"
+    ))
+}
 
 pub async fn page(db: &Db, conversation: Uuid, q: &PageQuery) -> Result<Page, sqlx::Error> {
     let after = q.after.unwrap_or(0);
     let before = q.before.unwrap_or(i64::MAX);
     let dir = if q.order == Order::Asc { "ASC" } else { "DESC" };
-    let sql = sqlx::AssertSqlSafe(format!("{SELECT} ORDER BY id {dir} LIMIT $4"));
+    let sql = select(&format!("ORDER BY id {dir} LIMIT $4"));
     let rows = sqlx::query(sql)
         .bind(conversation.to_string())
         .bind(after)
@@ -119,7 +122,7 @@ pub async fn page(db: &Db, conversation: Uuid, q: &PageQuery) -> Result<Page, sq
             .try_get("first")?;
             if let Some(first) = first.filter(|f| *f < oldest_id) {
                 let room = MAX_PAGE - events.len() as i64;
-                let sql = sqlx::AssertSqlSafe(format!("{SELECT} ORDER BY id DESC LIMIT $4"));
+                let sql = select("ORDER BY id DESC LIMIT $4");
                 let rows = sqlx::query(sql)
                     .bind(conversation.to_string())
                     .bind(first - 1)
