@@ -273,13 +273,15 @@ async fn finish_start(
     outcome: Result<Option<String>, String>,
     started: Instant,
 ) {
+    // The log is written before the status moves: whoever sees the new
+    // status finds the stage that explains it.
     let ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
     match outcome {
         Ok(url) => {
+            stage(state, scope, "provision", StageState::Done, json!({"sandbox_id": row.id, "duration_ms": ms})).await;
             if let Err(e) = store::set_ready(&state.db, row.id, url.as_deref()).await {
                 tracing::error!(sandbox = %row.id, "could not mark ready: {e}");
             }
-            stage(state, scope, "provision", StageState::Done, json!({"sandbox_id": row.id, "duration_ms": ms})).await;
         }
         Err(error) => {
             tracing::warn!(sandbox = %row.id, "provisioning failed: {error}");
@@ -289,8 +291,8 @@ async fn finish_start(
                 svc.provider.destroy(row.id).await;
             }
             let _ = revoke_keys(state, row.id).await;
-            let _ = store::set_failed(&state.db, row.id, &error).await;
             stage(state, scope, "provision", StageState::Failed, json!({"sandbox_id": row.id, "error": error})).await;
+            let _ = store::set_failed(&state.db, row.id, &error).await;
         }
     }
 }
@@ -469,8 +471,8 @@ pub async fn reattach_all(state: &AppState) {
         if row.status != SandboxState::Ready {
             svc.provider.stop(row.id).await;
             let error = "provisioning was cut short by a server restart";
-            let _ = store::set_failed(&state.db, row.id, error).await;
             stage(state, &scope, "provision", StageState::Failed, json!({"error": error})).await;
+            let _ = store::set_failed(&state.db, row.id, error).await;
             continue;
         }
         stage(state, &scope, "reattach", StageState::Started, json!({"sandbox_id": row.id})).await;
@@ -493,8 +495,8 @@ pub async fn reattach_all(state: &AppState) {
                     Err(e) => e.to_string(),
                     _ => "the machine stopped while no server ran".to_owned(),
                 };
-                let _ = store::set_failed(&state.db, row.id, &error).await;
                 stage(state, &scope, "reattach", StageState::Failed, json!({"error": error})).await;
+                let _ = store::set_failed(&state.db, row.id, &error).await;
             }
         }
     }

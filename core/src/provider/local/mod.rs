@@ -143,7 +143,20 @@ impl LocalProvider {
     }
 
     async fn open_proxy(&self, id: Uuid, lease: &Lease, policy: &NetworkPolicy) -> std::io::Result<ProxyHandle> {
-        let listener = tokio::net::TcpListener::bind((lease.host_ip, self.cfg.net.proxy_port)).await?;
+        let addr = (lease.host_ip, self.cfg.net.proxy_port);
+        // A machine that just left these addresses may still be closing its
+        // proxy's listener (stop is asynchronous): wait for it, briefly.
+        let mut tries = 0;
+        let listener = loop {
+            match tokio::net::TcpListener::bind(addr).await {
+                Ok(l) => break l,
+                Err(e) if e.kind() == std::io::ErrorKind::AddrInUse && tries < 100 => {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        };
         Ok(egress::spawn(listener, id, self.policy(policy), self.sink.clone(), self.cfg.request_timeout))
     }
 
