@@ -15,7 +15,7 @@ use super::model::SandboxRow;
 use super::service::{Material, Sandboxes, network_policy, stage};
 use crate::environments::{Environment, Repository};
 use crate::events::{self, StageState};
-use crate::provider::{MachineSpec, NetworkPolicy, Supervisor};
+use crate::provider::{NetworkPolicy, Supervisor};
 use crate::state::AppState;
 
 pub(super) struct Ctx<'a> {
@@ -46,14 +46,7 @@ pub(super) async fn run(ctx: &Ctx<'_>, deadline: Duration) -> Result<Option<Stri
 }
 
 async fn stages(ctx: &Ctx<'_>, current: &Mutex<Option<&'static str>>) -> Result<Option<String>, String> {
-    let spec = MachineSpec {
-        id: ctx.row.id,
-        hostname: ctx.row.machine_name.clone(),
-        persistent: ctx.row.persistent(),
-        env: ctx.material.env.clone(),
-        network: NetworkPolicy::Open,
-        limits: ctx.svc.limits(),
-    };
+    let spec = ctx.svc.spec(ctx.row, ctx.material.env.clone(), NetworkPolicy::Open);
     let started = ctx.svc.provider.start(&spec).await.map_err(|e| ctx.material.redactor.redact_str(&e.to_string()))?;
     let sup = ctx.svc.provider.supervisor(ctx.row.id);
     let env = ctx.env;

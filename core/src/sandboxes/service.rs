@@ -57,6 +57,18 @@ impl Sandboxes {
         self.locks.lock().unwrap_or_else(|p| p.into_inner()).entry(id).or_default().clone()
     }
 
+    /// What the provider needs to run `row`'s machine.
+    pub(super) fn spec(&self, row: &SandboxRow, env: BTreeMap<String, String>, network: NetworkPolicy) -> MachineSpec {
+        MachineSpec {
+            id: row.id,
+            hostname: row.machine_name.clone(),
+            persistent: row.persistent(),
+            env,
+            network,
+            limits: self.limits(),
+        }
+    }
+
     pub fn limits(&self) -> Limits {
         let c = &self.cfg;
         Limits {
@@ -243,6 +255,11 @@ pub(super) async fn stage(state: &AppState, scope: &events::Scope, name: &str, s
     }
 }
 
+/// What a failed step tells the log: its message, else its code.
+fn reason(e: ApiError) -> String {
+    e.message.clone().unwrap_or_else(|| e.error.clone())
+}
+
 async fn provision_new(state: &AppState, id: Uuid, conversation: Option<Uuid>, env: Option<Environment>) {
     let Ok(svc) = service(state) else { return };
     let lock = svc.lock(id);
@@ -258,9 +275,9 @@ async fn provision_new(state: &AppState, id: Uuid, conversation: Option<Uuid>, e
                 let deadline = Duration::from_secs(svc.cfg.provision_timeout_seconds);
                 provision::run(&ctx, deadline).await
             }
-            Err(e) => Err(e.message.clone().unwrap_or_else(|| e.error.clone())),
+            Err(e) => Err(reason(e)),
         },
-        Err(e) => Err(e.message.clone().unwrap_or_else(|| e.error.clone())),
+        Err(e) => Err(reason(e)),
     };
     finish_start(state, svc, &row, &scope, outcome, started).await;
 }
@@ -336,9 +353,8 @@ async fn wake_steps(
     row: &SandboxRow,
     scope: &events::Scope,
 ) -> Result<Option<String>, String> {
-    let fail = |e: ApiError| e.message.clone().unwrap_or_else(|| e.error.clone());
     let env = match row.environment_id {
-        Some(e) => Some(environments::get_environment(state, row.account_id, e).await.map_err(fail)?),
+        Some(e) => Some(environments::get_environment(state, row.account_id, e).await.map_err(reason)?),
         None => None,
     };
     if row.status == SandboxState::Failed && row.persistent() && row.checkpoint_id.is_some() {
@@ -354,16 +370,9 @@ async fn wake_steps(
             }
         }
     }
-    let mut m = material(state, row, env.as_ref()).await.map_err(fail)?;
-    callback_env(state, row, &mut m.env).await.map_err(fail)?;
-    let spec = MachineSpec {
-        id: row.id,
-        hostname: row.machine_name.clone(),
-        persistent: row.persistent(),
-        env: m.env,
-        network: network_policy(env.as_ref()),
-        limits: svc.limits(),
-    };
+    let mut m = material(state, row, env.as_ref()).await.map_err(reason)?;
+    callback_env(state, row, &mut m.env).await.map_err(reason)?;
+    let spec = svc.spec(row, m.env, network_policy(env.as_ref()));
     let started = svc.provider.start(&spec).await.map_err(|e| m.redactor.redact_str(&e.to_string()))?;
     Ok(started.url)
 }
@@ -480,14 +489,7 @@ pub async fn reattach_all(state: &AppState) {
             Some(e) => environments::get_environment(state, row.account_id, e).await.ok(),
             None => None,
         };
-        let spec = MachineSpec {
-            id: row.id,
-            hostname: row.machine_name.clone(),
-            persistent: row.persistent(),
-            env: BTreeMap::new(),
-            network: network_policy(env.as_ref()),
-            limits: svc.limits(),
-        };
+        let spec = svc.spec(&row, BTreeMap::new(), network_policy(env.as_ref()));
         match svc.provider.reattach(&spec).await {
             Ok(true) => stage(state, &scope, "reattach", StageState::Done, json!({})).await,
             outcome => {

@@ -89,12 +89,16 @@ pub async fn find_home(
     row.as_ref().map(SandboxRow::from_row).transpose()
 }
 
+/// An SQL list of status literals; they come from the enum, never from input.
+fn status_list(states: &[SandboxState]) -> String {
+    states.iter().map(|s| format!("'{}'", s.as_str())).collect::<Vec<_>>().join(", ")
+}
+
 /// Sandboxes in these states (for reattach at start and the idle sweep).
 pub async fn in_states(db: &Db, states: &[SandboxState]) -> Result<Vec<SandboxRow>, sqlx::Error> {
-    let list: Vec<String> = states.iter().map(|s| format!("'{}'", s.as_str())).collect();
     let sql = sqlx::AssertSqlSafe(format!(
         "SELECT {COLUMNS} FROM sandboxes WHERE status IN ({}) ORDER BY created_at",
-        list.join(", ")
+        status_list(states)
     ));
     let rows = sqlx::query(sql).fetch_all(&db.pool).await?;
     rows.iter().map(SandboxRow::from_row).collect()
@@ -111,10 +115,9 @@ pub async fn idle(db: &Db, before: i64) -> Result<Vec<Uuid>, sqlx::Error> {
 
 /// Moves a sandbox to `to` only from one of `from`; false when it was elsewhere.
 pub async fn transition(db: &Db, id: Uuid, from: &[SandboxState], to: SandboxState) -> Result<bool, sqlx::Error> {
-    let list: Vec<String> = from.iter().map(|s| format!("'{}'", s.as_str())).collect();
     let sql = sqlx::AssertSqlSafe(format!(
         "UPDATE sandboxes SET status = $1, updated_at = $2 WHERE id = $3 AND status IN ({})",
-        list.join(", ")
+        status_list(from)
     ));
     let done = sqlx::query(sql).bind(to.as_str()).bind(now_micros()).bind(id.to_string()).execute(&db.pool).await?;
     Ok(done.rows_affected() == 1)
