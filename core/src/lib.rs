@@ -11,6 +11,7 @@ pub mod auth;
 pub mod cache;
 pub mod catalog;
 pub mod config;
+pub mod conversations;
 pub mod credentials;
 pub mod db;
 pub mod docs;

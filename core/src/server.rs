@@ -88,6 +88,7 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         slots: Default::default(),
         sandboxes: Default::default(),
         events: Default::default(),
+        conversations: Default::default(),
         request_ids: middleware::RequestIds::new(),
         db,
         loaded,
@@ -107,7 +108,9 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         .merge(credentials::router())
         .merge(search::router())
         .merge(crate::sandboxes::router())
-        .merge(crate::events::stream::router());
+        .merge(crate::events::stream::router())
+        .merge(crate::conversations::router())
+        .merge(crate::events::feed::router());
     for ext in &exts {
         let gate = Gate { state: state.clone(), name: ext.name() };
         protected = protected.merge(ext.routes().route_layer(from_fn_with_state(gate, feature_gate)));
@@ -180,6 +183,7 @@ pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, Box
     let state = app.state.clone();
     let addr = listener.local_addr()?;
     let sweeper = crate::sandboxes::start(&state, addr).await?;
+    crate::conversations::engine::reattach_all(&state).await;
     let enabled: Vec<&'static dyn Extension> =
         app.extensions.iter().copied().filter(|e| state.feature_enabled(e.name())).collect();
     for ext in &enabled {

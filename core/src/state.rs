@@ -46,6 +46,8 @@ pub struct Inner {
     pub events: crate::events::bus::Bus,
     /// The sandbox service, set once the server listens (it needs the address).
     pub sandboxes: std::sync::OnceLock<Arc<crate::sandboxes::Sandboxes>>,
+    /// Live agent sessions and running turns of this server.
+    pub conversations: crate::conversations::engine::Engine,
 }
 
 /// Values keyed by their type; an extension stores its runtime state here in

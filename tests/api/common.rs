@@ -269,3 +269,35 @@ pub fn assert_refused(r: &Resp, status: StatusCode, reason: &str) {
     assert_eq!(r.body["reason"], reason, "{}", r.text);
     assert!(r.body["error"].as_str().is_some_and(|e| e.contains(' ')), "error is prose: {}", r.text);
 }
+
+/// The scripted ACP agent (tests/scripted-agent), built when this test
+/// binary was built without it.
+pub fn scripted_agent() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let path = exe.parent().unwrap().join("../scripted-agent");
+    if !path.is_file() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let ok = std::process::Command::new(cargo).args(["build", "-q", "-p", "acs-scripted-agent"]).status().unwrap();
+        assert!(ok.success());
+    }
+    path.canonicalize().unwrap()
+}
+
+/// An `acp` agent running `command`, with further fields of `extra`.
+pub async fn acp_agent(app: &TestApp, u: &User, command: &str, extra: Value) -> Uuid {
+    let mut body = json!({"name": format!("a-{}", &Uuid::new_v4().simple().to_string()[..8]), "runtime": "acp",
+        "command": [command]});
+    if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+        b.extend(e.clone());
+    }
+    let r = app.post("/api/agents", &u.key, body).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    r.body["data"]["id"].as_str().unwrap().parse().unwrap()
+}
+
+/// Creates a conversation, expecting 201; returns its object.
+pub async fn create_conversation(app: &TestApp, u: &User, body: Value) -> Value {
+    let r = app.post("/api/conversations", &u.key, body).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    r.body["data"].clone()
+}

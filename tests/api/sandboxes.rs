@@ -805,19 +805,6 @@ async fn packages_are_checked_and_limits_hold(b: Backend) {
     assert!(failed.unwrap().data.contains("no-such-package-acs"));
 }
 
-/// The scripted ACP agent (tests/scripted-agent), built when this test
-/// binary was built without it.
-fn scripted_agent() -> std::path::PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let path = exe.parent().unwrap().join("../scripted-agent");
-    if !path.is_file() {
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let ok = std::process::Command::new(cargo).args(["build", "-q", "-p", "acs-scripted-agent"]).status().unwrap();
-        assert!(ok.success());
-    }
-    path.canonicalize().unwrap()
-}
-
 /// Reads attachment output until a stdout line contains `needle`; returns that line.
 async fn read_until(reader: &mut sandboxd::client::AttachReader, buf: &mut String, needle: &str) -> String {
     loop {
@@ -839,7 +826,7 @@ async fn read_until(reader: &mut sandboxd::client::AttachReader, buf: &mut Strin
 }
 
 async fn an_acp_agent_runs_in_the_machine_under_the_supervisor(b: Backend) {
-    let bind = format!("{}:/opt/acs/bin/scripted-agent", scripted_agent().display());
+    let bind = format!("{}:/opt/acs/bin/scripted-agent", crate::common::scripted_agent().display());
     let app = spawn_with(b, &[("sandbox.ro_binds", json!([bind]))]).await;
     let u = app.user().await;
     let env = environment(&app, &u, json!({})).await;

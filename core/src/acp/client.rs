@@ -146,6 +146,23 @@ impl AcpClient {
         Ok((client, Handshake { initialize, auth_method, session }))
     }
 
+    /// Takes over an agent whose session an earlier connection opened (before a server restart).
+    pub fn resume<S: LineSource, K: LineSink>(
+        transport: Transport<S, K>,
+        session_id: String,
+        first_id: u64,
+    ) -> AcpClient {
+        let (conn, inbound) = Connection::start_at(transport, first_id);
+        let control = AcpControl { conn, session_id, open_permissions: Arc::default() };
+        AcpClient { control, inbound, inbound_open: true, backlog: VecDeque::new() }
+    }
+
+    /// Follows a turn whose `session/prompt` (JSON-RPC id `rpc_id`) an earlier connection sent.
+    pub fn resume_turn(&mut self, rpc_id: u64) -> Result<Turn<'_>, RpcError> {
+        let answer = self.control.conn.adopt(rpc_id)?;
+        Ok(Turn { client: self, answer: Some(answer) })
+    }
+
     pub fn session_id(&self) -> &str {
         &self.control.session_id
     }
@@ -296,6 +313,12 @@ impl Turn<'_> {
 
     pub fn control(&self) -> AcpControl {
         self.client.control()
+    }
+
+    /// The JSON-RPC id of the turn's `session/prompt`, to adopt its answer after a restart; `None` once
+    /// the turn ended.
+    pub fn rpc_id(&self) -> Option<u64> {
+        self.answer.as_ref().map(PendingCall::id)
     }
 }
 

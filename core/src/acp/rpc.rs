@@ -227,10 +227,19 @@ impl Inbound {
 impl Connection {
     /// Starts the reader and writer tasks; must run inside a tokio runtime.
     pub fn start<S: LineSource, K: LineSink>(transport: Transport<S, K>) -> (Connection, Inbound) {
+        Self::start_at(transport, 1)
+    }
+
+    /// Like [`Self::start`], numbering requests from `first_id`: a connection that takes over an agent
+    /// after a restart must not reuse the ids of calls the agent may still answer.
+    pub fn start_at<S: LineSource, K: LineSink>(transport: Transport<S, K>, first_id: u64) -> (Connection, Inbound) {
         let (out_tx, out_rx) = mpsc::unbounded_channel();
         let (in_tx, in_rx) = mpsc::unbounded_channel();
-        let shared =
-            Arc::new(Shared { pending: Mutex::new(Some(Pending::new())), next_id: AtomicU64::new(1), out: out_tx });
+        let shared = Arc::new(Shared {
+            pending: Mutex::new(Some(Pending::new())),
+            next_id: AtomicU64::new(first_id),
+            out: out_tx,
+        });
         tokio::spawn(write_loop(transport.sink, out_rx, Arc::downgrade(&shared)));
         let reader = tokio::spawn(read_loop(transport.lines, shared.clone(), in_tx));
         let guard = ReaderGuard { task: reader, shared: shared.clone() };
@@ -256,6 +265,17 @@ impl Connection {
         Ok(call)
     }
 
+    /// Waits for the answer to a request sent by an earlier connection to the same agent (before a
+    /// server restart), whose answer will come on this one.
+    pub fn adopt(&self, id: u64) -> Result<PendingCall, RpcError> {
+        let (tx, rx) = oneshot::channel();
+        match self.shared.pending().as_mut() {
+            Some(pending) => pending.insert(id, tx),
+            None => return Err(RpcError::Closed("the agent's output ended".into())),
+        };
+        Ok(PendingCall { rx, shared: self.shared.clone(), id })
+    }
+
     pub fn notify(&self, method: &str, params: Value) -> Result<(), RpcError> {
         self.shared.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
     }
@@ -275,6 +295,13 @@ pub struct PendingCall {
     rx: oneshot::Receiver<Result<Value, RpcError>>,
     shared: Arc<Shared>,
     id: u64,
+}
+
+impl PendingCall {
+    /// The JSON-RPC id of the request.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
 }
 
 impl Future for PendingCall {

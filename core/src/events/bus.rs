@@ -5,6 +5,10 @@
 //! back by id and published here too, so a stream on any replica sees every
 //! event. A subscriber that falls behind loses live events (the broadcast is
 //! bounded); streams recover them from the log by id.
+//!
+//! Stream signals (`signal.rs`) travel beside events the same way: a second
+//! broadcast of account ids, and on PostgreSQL a second channel,
+//! `acs_signals`, whose payload is `<server>:<account id>`.
 
 use std::sync::Arc;
 
@@ -16,17 +20,26 @@ use crate::db::{Backend, Db};
 use crate::state::AppState;
 
 pub const CHANNEL: &str = "acs_events";
+pub const SIGNAL_CHANNEL: &str = "acs_signals";
 const CAPACITY: usize = 4096;
+/// Signals are rare and a missed one is recovered by any later one.
+const SIGNAL_CAPACITY: usize = 256;
 
 pub struct Bus {
     tx: broadcast::Sender<Arc<Event>>,
+    /// Accounts whose conversation list changed.
+    signals: broadcast::Sender<Uuid>,
     /// Tells this server's own notifications apart from other replicas'.
     server: Uuid,
 }
 
 impl Default for Bus {
     fn default() -> Self {
-        Bus { tx: broadcast::channel(CAPACITY).0, server: Uuid::new_v4() }
+        Bus {
+            tx: broadcast::channel(CAPACITY).0,
+            signals: broadcast::channel(SIGNAL_CAPACITY).0,
+            server: Uuid::new_v4(),
+        }
     }
 }
 
@@ -40,30 +53,63 @@ impl Bus {
         let _ = self.tx.send(Arc::new(event));
     }
 
-    /// Tells other replicas about an event written here (PostgreSQL only).
-    pub(crate) async fn notify(&self, db: &Db, id: i64) -> Result<(), sqlx::Error> {
+    pub fn subscribe_signals(&self) -> broadcast::Receiver<Uuid> {
+        self.signals.subscribe()
+    }
+
+    pub(crate) fn publish_signal(&self, account_id: Uuid) {
+        let _ = self.signals.send(account_id);
+    }
+
+    /// Tells other replicas that an account's conversation list changed (PostgreSQL only).
+    pub(crate) async fn notify_signal(&self, db: &Db, account_id: Uuid) -> Result<(), sqlx::Error> {
         if db.backend == Backend::Postgres {
             sqlx::query("SELECT pg_notify($1, $2)")
-                .bind(CHANNEL)
-                .bind(format!("{}:{id}", self.server))
+                .bind(SIGNAL_CHANNEL)
+                .bind(format!("{}:{account_id}", self.server))
                 .execute(&db.pool)
                 .await?;
         }
         Ok(())
     }
+
+    /// Tells other replicas about events written here (PostgreSQL only), up
+    /// to 300 ids per notification (payloads are capped at 8000 bytes).
+    pub(crate) async fn notify(&self, db: &Db, ids: &[i64]) -> Result<(), sqlx::Error> {
+        if db.backend == Backend::Postgres {
+            for chunk in ids.chunks(300) {
+                let list: Vec<String> = chunk.iter().map(i64::to_string).collect();
+                sqlx::query("SELECT pg_notify($1, $2)")
+                    .bind(CHANNEL)
+                    .bind(format!("{}:{}", self.server, list.join(",")))
+                    .execute(&db.pool)
+                    .await?;
+            }
+        }
+        Ok(())
+    }
 }
 
-/// Which event a notification announces, unless this server sent it.
-pub fn foreign_event(payload: &str, server: Uuid) -> Option<i64> {
-    let (from, id) = payload.split_once(':')?;
+/// Which events a notification announces, unless this server sent it.
+pub fn foreign_events(payload: &str, server: Uuid) -> Option<Vec<i64>> {
+    let (from, ids) = payload.split_once(':')?;
     if from.parse::<Uuid>().ok()? == server {
         return None;
     }
-    id.parse().ok()
+    ids.split(',').map(|id| id.parse().ok()).collect()
 }
 
-/// On PostgreSQL: relays other replicas' events into this server's bus
-/// until shutdown. Reconnects after a lost connection.
+/// Which account a signal notification names, unless this server sent it.
+pub fn foreign_signal(payload: &str, server: Uuid) -> Option<Uuid> {
+    let (from, account) = payload.split_once(':')?;
+    if from.parse::<Uuid>().ok()? == server {
+        return None;
+    }
+    account.parse().ok()
+}
+
+/// On PostgreSQL: relays other replicas' events and signals into this
+/// server's bus until shutdown. Reconnects after a lost connection.
 pub async fn relay(state: AppState) {
     if state.db.backend != Backend::Postgres {
         return;
@@ -80,7 +126,7 @@ pub async fn relay(state: AppState) {
                 }
             }
         };
-        if let Err(e) = listener.listen(CHANNEL).await {
+        if let Err(e) = listener.listen_all([CHANNEL, SIGNAL_CHANNEL]).await {
             tracing::warn!("event relay: LISTEN failed: {e}");
             continue;
         }
@@ -90,18 +136,26 @@ pub async fn relay(state: AppState) {
                 note = listener.recv() => note,
             };
             let Ok(note) = note else { break };
-            let Some(id) = foreign_event(note.payload(), state.events.server) else { continue };
-            match sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM events WHERE id = $1")))
-                .bind(id)
-                .fetch_optional(&state.db.pool)
-                .await
-            {
-                Ok(Some(row)) => match from_row(&row) {
-                    Ok(event) => state.events.publish(event),
-                    Err(e) => tracing::warn!("event relay: event {id} unreadable: {e}"),
-                },
-                Ok(None) => {}
-                Err(e) => tracing::warn!("event relay: reading event {id}: {e}"),
+            if note.channel() == SIGNAL_CHANNEL {
+                if let Some(account) = foreign_signal(note.payload(), state.events.server) {
+                    state.events.publish_signal(account);
+                }
+                continue;
+            }
+            let Some(ids) = foreign_events(note.payload(), state.events.server) else { continue };
+            let (Some(lo), Some(hi)) = (ids.iter().min(), ids.iter().max()) else { continue };
+            let sql = format!("SELECT {COLUMNS} FROM events WHERE id >= $1 AND id <= $2 ORDER BY id");
+            match sqlx::query(sqlx::AssertSqlSafe(sql)).bind(*lo).bind(*hi).fetch_all(&state.db.pool).await {
+                Ok(rows) => {
+                    for row in &rows {
+                        match from_row(row) {
+                            Ok(event) if ids.contains(&event.id) => state.events.publish(event),
+                            Ok(_) => {}
+                            Err(e) => tracing::warn!("event relay: an event is unreadable: {e}"),
+                        }
+                    }
+                }
+                Err(e) => tracing::warn!("event relay: reading events {lo}..={hi}: {e}"),
             }
         }
     }
@@ -115,9 +169,21 @@ mod tests {
     fn only_other_servers_events_are_relayed() {
         let me = Uuid::new_v4();
         let other = Uuid::new_v4();
-        assert_eq!(foreign_event(&format!("{other}:42"), me), Some(42));
-        assert_eq!(foreign_event(&format!("{me}:42"), me), None);
-        assert_eq!(foreign_event("garbage", me), None);
-        assert_eq!(foreign_event(&format!("{other}:x"), me), None);
+        assert_eq!(foreign_events(&format!("{other}:42"), me), Some(vec![42]));
+        assert_eq!(foreign_events(&format!("{other}:42,43,50"), me), Some(vec![42, 43, 50]));
+        assert_eq!(foreign_events(&format!("{me}:42"), me), None);
+        assert_eq!(foreign_events("garbage", me), None);
+        assert_eq!(foreign_events(&format!("{other}:x"), me), None);
+    }
+
+    #[test]
+    fn only_other_servers_signals_are_relayed() {
+        let me = Uuid::new_v4();
+        let other = Uuid::new_v4();
+        let account = Uuid::new_v4();
+        assert_eq!(foreign_signal(&format!("{other}:{account}"), me), Some(account));
+        assert_eq!(foreign_signal(&format!("{me}:{account}"), me), None);
+        assert_eq!(foreign_signal(&format!("{other}:42"), me), None);
+        assert_eq!(foreign_signal("garbage", me), None);
     }
 }

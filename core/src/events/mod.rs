@@ -4,7 +4,10 @@
 //! conversation when none does (a machine being built ahead of its first).
 
 pub mod bus;
+pub mod feed;
+pub mod history;
 pub mod page;
+pub mod signal;
 pub mod stream;
 
 use serde_json::Value;
@@ -47,7 +50,7 @@ pub struct Scope {
 
 /// The columns `from_row` reads.
 pub(crate) const COLUMNS: &str =
-    "id, account_id, conversation_id, sandbox_id, turn_id, kind, stream, stage, state, data, duration_ms, ts";
+    "id, account_id, conversation_id, sandbox_id, turn_id, kind, stream, stage, state, data, blocks, duration_ms, ts";
 
 /// A stored event as read back.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,8 +65,50 @@ pub struct Event {
     pub stage: Option<String>,
     pub state: Option<String>,
     pub data: String,
+    /// Structured content of an output event (a JSON array of blocks), when it has any.
+    pub blocks: Option<String>,
     pub duration_ms: Option<i64>,
     pub ts: time::OffsetDateTime,
+}
+
+/// An event to append; `data` and `blocks` already redacted.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct NewEvent {
+    pub kind: &'static str,
+    pub stream: &'static str,
+    pub stage: Option<String>,
+    pub state: Option<StageState>,
+    pub data: String,
+    pub blocks: Option<Value>,
+    pub duration_ms: Option<i64>,
+    /// Overrides the scope's turn.
+    pub turn_id: Option<Uuid>,
+}
+
+impl NewEvent {
+    pub fn stage(stage: &str, state: StageState, data: &Value) -> NewEvent {
+        NewEvent {
+            kind: "stage",
+            stage: Some(stage.to_owned()),
+            state: Some(state),
+            data: data.to_string(),
+            ..NewEvent::default()
+        }
+    }
+
+    pub fn output(stream: &'static str, text: impl Into<String>) -> NewEvent {
+        NewEvent { kind: "output", stream, data: text.into(), ..NewEvent::default() }
+    }
+
+    pub fn with_blocks(mut self, blocks: Value) -> NewEvent {
+        self.blocks = Some(blocks);
+        self
+    }
+
+    pub fn with_duration(mut self, ms: Option<i64>) -> NewEvent {
+        self.duration_ms = ms;
+        self
+    }
 }
 
 /// Appends a stage event; `data` is JSON metadata, already redacted.
@@ -75,67 +120,120 @@ pub async fn stage(
     data: &Value,
     duration_ms: Option<i64>,
 ) -> Result<(), sqlx::Error> {
-    insert(app, scope, "stage", "", Some(stage), Some(state.as_str()), &data.to_string(), duration_ms).await
+    append(app, scope, &[NewEvent::stage(stage, state, data).with_duration(duration_ms)], None).await.map(drop)
 }
 
 /// Appends output text of a stream (`stdout`/`stderr`), already redacted.
-pub async fn output(app: &AppState, scope: &Scope, stream: &str, text: &str) -> Result<(), sqlx::Error> {
-    insert(app, scope, "output", stream, None, None, text, None).await
+pub async fn output(app: &AppState, scope: &Scope, stream: &'static str, text: &str) -> Result<(), sqlx::Error> {
+    append(app, scope, &[NewEvent::output(stream, text)], None).await.map(drop)
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn insert(
+/// Rows per INSERT statement (12 parameters each stays under SQLite's 32766).
+const ROWS_PER_INSERT: usize = 500;
+
+/// Where an agent's output was read up to, saved with the events read from it, so a reattach after a
+/// crash neither repeats nor loses any.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadMark {
+    pub conversation_id: Uuid,
+    pub agent_offset: i64,
+}
+
+/// Appends events in one transaction (multi-row INSERTs), to every conversation of the scope, and
+/// publishes them. Returns the stored events in id order. Within one statement the database draws ids
+/// in row order on both backends, so sorting the returned ids gives each row its id.
+pub async fn append(
     app: &AppState,
     scope: &Scope,
-    kind: &str,
-    stream: &str,
-    stage: Option<&str>,
-    state: Option<&str>,
-    data: &str,
-    duration_ms: Option<i64>,
-) -> Result<(), sqlx::Error> {
+    events: &[NewEvent],
+    mark: Option<ReadMark>,
+) -> Result<Vec<Event>, sqlx::Error> {
     let now = now_micros();
     let targets: Vec<Option<Uuid>> = if scope.conversations.is_empty() {
         vec![None]
     } else {
         scope.conversations.iter().copied().map(Some).collect()
     };
-    for conversation in targets {
-        let row = sqlx::query(
-            "INSERT INTO events (account_id, conversation_id, sandbox_id, turn_id, kind, stream, stage, state, data, \
-             duration_ms, ts) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id",
-        )
-        .bind(scope.account_id.to_string())
-        .bind(conversation.map(|c| c.to_string()))
-        .bind(scope.sandbox_id.map(|s| s.to_string()))
-        .bind(scope.turn_id.map(|t| t.to_string()))
-        .bind(kind.to_owned())
-        .bind(stream.to_owned())
-        .bind(stage.map(str::to_owned))
-        .bind(state.map(str::to_owned))
-        .bind(data.to_owned())
-        .bind(duration_ms)
-        .bind(now)
-        .fetch_one(&app.db.pool)
-        .await?;
-        let id: i64 = row.try_get("id")?;
-        app.events.publish(Event {
-            id,
-            account_id: scope.account_id,
-            conversation_id: conversation,
-            sandbox_id: scope.sandbox_id,
-            turn_id: scope.turn_id,
-            kind: kind.to_owned(),
-            stream: stream.to_owned(),
-            stage: stage.map(str::to_owned),
-            state: state.map(str::to_owned),
-            data: data.to_owned(),
-            duration_ms,
-            ts: from_micros(now),
-        });
-        app.events.notify(&app.db, id).await?;
+    let mut rows: Vec<Event> = Vec::with_capacity(events.len() * targets.len());
+    for conversation in &targets {
+        for e in events {
+            rows.push(Event {
+                id: 0,
+                account_id: scope.account_id,
+                conversation_id: *conversation,
+                sandbox_id: scope.sandbox_id,
+                turn_id: e.turn_id.or(scope.turn_id),
+                kind: e.kind.to_owned(),
+                stream: e.stream.to_owned(),
+                stage: e.stage.clone(),
+                state: e.state.map(|s| s.as_str().to_owned()),
+                data: e.data.clone(),
+                blocks: e.blocks.as_ref().map(Value::to_string),
+                duration_ms: e.duration_ms,
+                ts: from_micros(now),
+            });
+        }
     }
-    Ok(())
+    let sqlite = app.db.backend == crate::db::Backend::Sqlite;
+    let mut tx = app.db.begin().await?;
+    if !sqlite {
+        // One appender at a time, so ids commit in order: a stream that has sent id n never later
+        // meets a smaller id committed after it (SQLite's write lock gives the same).
+        sqlx::query("SELECT pg_advisory_xact_lock(7283001)").execute(&mut *tx).await?;
+    }
+    for chunk in rows.chunks_mut(ROWS_PER_INSERT) {
+        let values: Vec<String> = (0..chunk.len())
+            .map(|i| {
+                let b = i * 12;
+                // Plain `?` on SQLite: sqlx looks up each named `$N` there, quadratic in a long statement.
+                let p: Vec<String> =
+                    (1..=12).map(|k| if sqlite { "?".to_owned() } else { format!("${}", b + k) }).collect();
+                format!("({})", p.join(", "))
+            })
+            .collect();
+        let sql = format!(
+            "INSERT INTO events (account_id, conversation_id, sandbox_id, turn_id, kind, stream, stage, state, data, \
+             blocks, duration_ms, ts) VALUES {} RETURNING id",
+            values.join(", ")
+        );
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for e in chunk.iter() {
+            q = q
+                .bind(e.account_id.to_string())
+                .bind(e.conversation_id.map(|c| c.to_string()))
+                .bind(e.sandbox_id.map(|s| s.to_string()))
+                .bind(e.turn_id.map(|t| t.to_string()))
+                .bind(e.kind.clone())
+                .bind(e.stream.clone())
+                .bind(e.stage.clone())
+                .bind(e.state.clone())
+                .bind(e.data.clone())
+                .bind(e.blocks.clone())
+                .bind(e.duration_ms)
+                .bind(now);
+        }
+        let mut ids: Vec<i64> =
+            q.fetch_all(&mut *tx).await?.iter().map(|r| r.try_get("id")).collect::<Result<_, _>>()?;
+        ids.sort_unstable();
+        for (e, id) in chunk.iter_mut().zip(ids) {
+            e.id = id;
+        }
+    }
+    if let Some(mark) = mark {
+        sqlx::query("UPDATE conversations SET agent_offset = $2 WHERE id = $1")
+            .bind(mark.conversation_id.to_string())
+            .bind(mark.agent_offset)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    rows.sort_by_key(|e| e.id);
+    for e in &rows {
+        app.events.publish(e.clone());
+    }
+    let ids: Vec<i64> = rows.iter().map(|e| e.id).collect();
+    app.events.notify(&app.db, &ids).await?;
+    Ok(rows)
 }
 
 /// Every event of a sandbox in order (the conversations issue adds the paged feeds).
@@ -160,6 +258,7 @@ pub(crate) fn from_row(r: &AnyRow) -> Result<Event, sqlx::Error> {
         stage: r.try_get("stage")?,
         state: r.try_get("state")?,
         data: r.try_get("data")?,
+        blocks: r.try_get("blocks")?,
         duration_ms: r.try_get("duration_ms")?,
         ts: from_micros(r.try_get("ts")?),
     })

@@ -3,7 +3,8 @@
 //! `after`, `desc` pages back from `before`; `whole_turns` (desc only)
 //! extends a page back to the first event of the turn its oldest event
 //! belongs to, up to the 5000-event ceiling (`turn_split` when a turn is
-//! cut there).
+//! cut there). Output events are narrowed in SQL: the `prompt` stream only
+//! when asked for, and only the named `streams`; stage events always show.
 
 use axum::http::StatusCode;
 use sqlx::Row;
@@ -32,6 +33,61 @@ impl Order {
     }
 }
 
+/// Output streams a client may name in `streams`. The `prompt` stream is not
+/// among them: it is asked for with `prompts=true`.
+pub const OUTPUT_STREAMS: [&str; 2] = ["stdout", "stderr"];
+
+/// Which output events a page keeps (stage events are always kept). The
+/// default is what a feed shows unless told otherwise: every output stream
+/// but prompts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Output {
+    /// Include the `prompt`-stream events (a turn's prompt as sent).
+    pub prompts: bool,
+    /// Keep only these streams (from `OUTPUT_STREAMS`); None keeps every one.
+    pub streams: Option<Vec<&'static str>>,
+}
+
+impl Output {
+    /// Parses `prompts` and `streams` (comma-separated; an unknown name is 422 naming `streams`).
+    pub fn new(prompts: bool, streams: Option<&str>) -> Result<Output, ApiError> {
+        let streams = match streams {
+            None => None,
+            Some(list) => {
+                let mut named = Vec::new();
+                for name in list.split(',').map(str::trim) {
+                    let Some(known) = OUTPUT_STREAMS.iter().find(|s| **s == name) else {
+                        return Err(ApiError::invalid(
+                            "streams",
+                            format!("unknown stream {name:?}; use a comma-separated list of stdout, stderr"),
+                        ));
+                    };
+                    if !named.contains(known) {
+                        named.push(*known);
+                    }
+                }
+                Some(named)
+            }
+        };
+        Ok(Output { prompts, streams })
+    }
+
+    /// The SQL condition, built from fixed names only (never from input).
+    fn clause(&self) -> String {
+        match &self.streams {
+            None if self.prompts => String::new(),
+            None => "AND (kind <> 'output' OR stream <> 'prompt')".to_owned(),
+            Some(names) => {
+                let mut list: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+                if self.prompts {
+                    list.push("'prompt'".to_owned());
+                }
+                format!("AND (kind <> 'output' OR stream IN ({}))", list.join(", "))
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct PageQuery {
     pub after: Option<i64>,
@@ -39,6 +95,7 @@ pub struct PageQuery {
     pub order: Order,
     pub limit: i64,
     pub whole_turns: bool,
+    pub output: Output,
 }
 
 impl PageQuery {
@@ -68,7 +125,12 @@ impl PageQuery {
             )
             .with("errors", serde_json::json!({"whole_turns": ["requires order=desc"]})));
         }
-        Ok(PageQuery { after, before, order, limit, whole_turns })
+        Ok(PageQuery { after, before, order, limit, whole_turns, output: Output::default() })
+    }
+
+    pub fn with_output(mut self, output: Output) -> PageQuery {
+        self.output = output;
+        self
     }
 }
 
@@ -85,9 +147,10 @@ pub struct Page {
     pub order: Order,
 }
 
-fn select(rest: &str) -> sqlx::AssertSqlSafe<String> {
+fn select(output: &Output, rest: &str) -> sqlx::AssertSqlSafe<String> {
+    let only = output.clause();
     sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM events WHERE conversation_id = $1 AND id > $2 AND id < $3 {rest}"
+        "SELECT {COLUMNS} FROM events WHERE conversation_id = $1 AND id > $2 AND id < $3 {only} {rest}"
     ))
 }
 
@@ -95,7 +158,7 @@ pub async fn page(db: &Db, conversation: Uuid, q: &PageQuery) -> Result<Page, sq
     let after = q.after.unwrap_or(0);
     let before = q.before.unwrap_or(i64::MAX);
     let dir = if q.order == Order::Asc { "ASC" } else { "DESC" };
-    let sql = select(&format!("ORDER BY id {dir} LIMIT $4"));
+    let sql = select(&q.output, &format!("ORDER BY id {dir} LIMIT $4"));
     let rows = sqlx::query(sql)
         .bind(conversation.to_string())
         .bind(after)
@@ -111,9 +174,10 @@ pub async fn page(db: &Db, conversation: Uuid, q: &PageQuery) -> Result<Page, sq
         // The oldest event's turn may have begun before the page: extend back to its first event.
         let oldest = events.last().cloned();
         if let Some(Event { id: oldest_id, turn_id: Some(turn), .. }) = oldest {
-            let first: Option<i64> = sqlx::query(
-                "SELECT MIN(id) AS first FROM events WHERE conversation_id = $1 AND turn_id = $2 AND id > $3",
-            )
+            let only = q.output.clause();
+            let first: Option<i64> = sqlx::query(sqlx::AssertSqlSafe(format!(
+                "SELECT MIN(id) AS first FROM events WHERE conversation_id = $1 AND turn_id = $2 AND id > $3 {only}"
+            )))
             .bind(conversation.to_string())
             .bind(turn.to_string())
             .bind(after)
@@ -122,7 +186,7 @@ pub async fn page(db: &Db, conversation: Uuid, q: &PageQuery) -> Result<Page, sq
             .try_get("first")?;
             if let Some(first) = first.filter(|f| *f < oldest_id) {
                 let room = MAX_PAGE - events.len() as i64;
-                let sql = select("ORDER BY id DESC LIMIT $4");
+                let sql = select(&q.output, "ORDER BY id DESC LIMIT $4");
                 let rows = sqlx::query(sql)
                     .bind(conversation.to_string())
                     .bind(first - 1)
@@ -135,7 +199,7 @@ pub async fn page(db: &Db, conversation: Uuid, q: &PageQuery) -> Result<Page, sq
                 more.truncate(usize::try_from(room).unwrap_or(0));
                 events.extend(more);
                 let new_oldest = events.last().map(|e| e.id).unwrap_or(oldest_id);
-                has_more = older_exists(db, conversation, after, new_oldest).await?;
+                has_more = older_exists(db, conversation, &q.output, after, new_oldest).await?;
             }
         }
     }
@@ -145,10 +209,18 @@ pub async fn page(db: &Db, conversation: Uuid, q: &PageQuery) -> Result<Page, sq
     Ok(Page { events, has_more, next_cursor, oldest_cursor, newest_cursor, turn_split, order: q.order })
 }
 
-async fn older_exists(db: &Db, conversation: Uuid, after: i64, below: i64) -> Result<bool, sqlx::Error> {
-    let row = sqlx::query(
-        "SELECT COUNT(*) AS n FROM (SELECT id FROM events WHERE conversation_id = $1 AND id > $2 AND id < $3 LIMIT 1) t",
-    )
+async fn older_exists(
+    db: &Db,
+    conversation: Uuid,
+    output: &Output,
+    after: i64,
+    below: i64,
+) -> Result<bool, sqlx::Error> {
+    let only = output.clause();
+    let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+        "SELECT COUNT(*) AS n FROM (SELECT id FROM events WHERE conversation_id = $1 AND id > $2 AND id < $3 {only} \
+         LIMIT 1) t"
+    )))
     .bind(conversation.to_string())
     .bind(after)
     .bind(below)
@@ -174,5 +246,22 @@ mod tests {
         assert_eq!(e.status, StatusCode::UNPROCESSABLE_ENTITY);
         assert!(PageQuery::new(None, None, Some("desc"), None, true).is_ok());
         assert!(PageQuery::new(None, None, Some("sideways"), None, false).is_err());
+    }
+
+    #[test]
+    fn output_filters_name_known_streams_only() {
+        let default = Output::default();
+        assert_eq!(default.clause(), "AND (kind <> 'output' OR stream <> 'prompt')");
+        assert_eq!(Output::new(true, None).unwrap().clause(), "");
+        let both = Output::new(false, Some("stderr, stdout,stderr")).unwrap();
+        assert_eq!(both.streams, Some(vec!["stderr", "stdout"]));
+        assert_eq!(both.clause(), "AND (kind <> 'output' OR stream IN ('stderr', 'stdout'))");
+        let with_prompts = Output::new(true, Some("stdout")).unwrap();
+        assert_eq!(with_prompts.clause(), "AND (kind <> 'output' OR stream IN ('stdout', 'prompt'))");
+        for bad in ["", "prompt", "stdout,", "STDOUT", "stdout;drop"] {
+            let e = Output::new(false, Some(bad)).unwrap_err();
+            assert_eq!(e.status, StatusCode::UNPROCESSABLE_ENTITY, "{bad:?}");
+            assert!(e.errors.as_ref().unwrap().contains_key("streams"));
+        }
     }
 }

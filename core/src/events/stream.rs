@@ -1,7 +1,10 @@
 //! Following the event log live (spec 6.2): what the log holds after a
 //! cursor, then what the bus brings, each event once and in id order.
 //! `GET /api/events/stream` serves it as SSE for all the caller's
-//! conversations, resuming after `Last-Event-ID`.
+//! conversations, resuming after `Last-Event-ID`, with `conversations`
+//! signals between the events; the per-conversation stream (in `feed`)
+//! follows one conversation the same way. Prompt-stream events are never
+//! on a stream.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -11,27 +14,30 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use futures::Stream;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
 use tokio::sync::broadcast;
-use utoipa::ToSchema;
+use utoipa::{IntoParams, ToSchema};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use super::{COLUMNS, Event, from_row};
+use super::{COLUMNS, Event, from_row, signal};
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
+use crate::http::Query;
 use crate::state::AppState;
 
 /// Rows read from the log per catch-up query.
 const BATCH: i64 = 1000;
 
 /// Which events a stream shows: conversation events of one account,
-/// narrowed to one machine's for a sandbox key.
+/// narrowed to one machine's for a sandbox key, or to one conversation.
 #[derive(Debug, Clone)]
 pub struct Filter {
     pub account_id: Uuid,
     pub sandbox_id: Option<Uuid>,
+    pub conversation_id: Option<Uuid>,
 }
 
 impl Filter {
@@ -39,6 +45,8 @@ impl Filter {
         e.account_id == self.account_id
             && e.conversation_id.is_some()
             && self.sandbox_id.is_none_or(|s| e.sandbox_id == Some(s))
+            && self.conversation_id.is_none_or(|c| e.conversation_id == Some(c))
+            && !(e.kind == "output" && e.stream == "prompt")
     }
 }
 
@@ -53,9 +61,9 @@ struct Follow {
 
 /// Every matching event with an id above `after`: first from the log, then
 /// live. A subscriber that falls behind the bus reads the log again from its
-/// last id, so nothing is lost and nothing repeats. Ids are assumed to
-/// commit in order (SQLite writes one at a time; a conversation's events
-/// are written by one task).
+/// last id, so nothing is lost and nothing repeats. It ends when the server
+/// shuts down. Ids are assumed to commit in order (SQLite writes one at a
+/// time; a conversation's events are written by one task).
 pub fn follow(state: AppState, filter: Filter, after: i64) -> impl Stream<Item = Event> + Send + 'static {
     // Subscribe before reading the log, so nothing written meanwhile slips between.
     let rx = state.events.subscribe();
@@ -79,7 +87,13 @@ pub fn follow(state: AppState, filter: Filter, after: i64) -> impl Stream<Item =
                     }
                 }
             }
-            match f.rx.recv().await {
+            // A stream ends with the server, or a graceful shutdown would wait on it forever;
+            // the client resumes elsewhere with Last-Event-ID.
+            let received = tokio::select! {
+                _ = f.state.shutdown.cancelled() => return None,
+                r = f.rx.recv() => r,
+            };
+            match received {
                 Ok(e) if e.id > f.last && f.filter.matches(&e) => {
                     f.last = e.id;
                     return Some(((*e).clone(), f));
@@ -93,22 +107,29 @@ pub fn follow(state: AppState, filter: Filter, after: i64) -> impl Stream<Item =
 }
 
 async fn catch_up(f: &Follow) -> Result<(Vec<Event>, bool), sqlx::Error> {
+    // One conversation reads through its index; all of them by id range.
+    let which = if f.filter.conversation_id.is_some() {
+        "conversation_id = $5"
+    } else {
+        "conversation_id IS NOT NULL AND $5 = ''"
+    };
     let sql = sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM events WHERE account_id = $1 AND conversation_id IS NOT NULL AND id > $2 \
-         AND ($3 = '' OR sandbox_id = $3) ORDER BY id LIMIT $4"
+        "SELECT {COLUMNS} FROM events WHERE {which} AND account_id = $1 AND id > $2 \
+         AND ($3 = '' OR sandbox_id = $3) AND (kind <> 'output' OR stream <> 'prompt') ORDER BY id LIMIT $4"
     ));
     let rows = sqlx::query(sql)
         .bind(f.filter.account_id.to_string())
         .bind(f.last)
         .bind(f.filter.sandbox_id.map(|s| s.to_string()).unwrap_or_default())
         .bind(BATCH)
+        .bind(f.filter.conversation_id.map(|c| c.to_string()).unwrap_or_default())
         .fetch_all(&f.state.db.pool)
         .await?;
     let more = rows.len() as i64 == BATCH;
     Ok((rows.iter().map(from_row).collect::<Result<_, _>>()?, more))
 }
 
-/// A frame of the all-conversations stream (its id travels in the `id:` line).
+/// A frame of an event stream (its id travels in the `id:` line).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct StreamLogEvent {
     /// `output` or `stage`.
@@ -122,12 +143,28 @@ pub struct StreamLogEvent {
     pub stage: Option<String>,
     pub state: Option<String>,
     pub turn_id: Option<Uuid>,
-    pub duration_ms: Option<i64>,
+    /// Only with `?blocks=true`; empty for non-output events.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<Vec<Value>>,
+    /// On the all-conversations stream only (null when the stage took no measured time).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<i64>)]
+    pub duration_ms: Option<Option<i64>>,
+    /// On the all-conversations stream only.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub conversation_id: Option<Uuid>,
 }
 
-impl From<&Event> for StreamLogEvent {
-    fn from(e: &Event) -> Self {
+/// Which optional fields a stream's frames carry.
+#[derive(Debug, Clone, Copy)]
+pub struct Shape {
+    pub blocks: bool,
+    /// The all-conversations stream: `duration_ms` and `conversation_id` too.
+    pub all: bool,
+}
+
+impl StreamLogEvent {
+    pub fn new(e: &Event, shape: Shape) -> StreamLogEvent {
         StreamLogEvent {
             kind: e.kind.clone(),
             ts: e.ts,
@@ -136,11 +173,38 @@ impl From<&Event> for StreamLogEvent {
             stage: e.stage.clone(),
             state: e.state.clone(),
             turn_id: e.turn_id,
-            duration_ms: e.duration_ms,
-            conversation_id: e.conversation_id,
+            blocks: shape.blocks.then(|| blocks(e)),
+            duration_ms: shape.all.then_some(e.duration_ms),
+            conversation_id: if shape.all { e.conversation_id } else { None },
         }
     }
 }
+
+/// The blocks of an event as sent: those of an output event, `[]` otherwise
+/// (or when the stored text is not an array, which the writer never makes).
+pub fn blocks(e: &Event) -> Vec<Value> {
+    match (&*e.kind, &e.blocks) {
+        ("output", Some(text)) => serde_json::from_str(text).unwrap_or_default(),
+        _ => Vec::new(),
+    }
+}
+
+/// The SSE frame of an event.
+pub fn frame(e: &Event, shape: Shape) -> SseEvent {
+    let frame = SseEvent::default().id(e.id.to_string());
+    frame.json_data(StreamLogEvent::new(e, shape)).unwrap_or_else(|_| SseEvent::default().comment("unencodable"))
+}
+
+/// An event stream as SSE, with keep-alive comments.
+pub fn sse<S>(frames: S) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>>
+where
+    S: Stream<Item = SseEvent> + Send + 'static,
+{
+    Sse::new(futures::StreamExt::map(frames, Ok)).keep_alive(KeepAlive::new().interval(KEEP_ALIVE))
+}
+
+/// A comment frame this often keeps idle connections (and proxies) open.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
 
 /// The cursor a reconnecting client sends; 422 when it is not an event id.
 pub fn last_event_id(headers: &HeaderMap) -> ApiResult<i64> {
@@ -155,26 +219,64 @@ pub fn last_event_id(headers: &HeaderMap) -> ApiResult<i64> {
     }
 }
 
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct StreamQuery {
+    /// Add `blocks` (structured content) to each frame.
+    #[serde(default)]
+    pub blocks: bool,
+}
+
 /// Live events of all the caller's conversations (SSE). Each frame is a
 /// `StreamLogEvent` with the event id in its `id:` line; reconnect with
-/// `Last-Event-ID` to resume with nothing lost or repeated. Comment frames
-/// keep idle connections open.
+/// `Last-Event-ID` to resume with nothing lost or repeated. Between them,
+/// frames named `conversations` with data `{"reason": "changed"}` (no id)
+/// say the conversation list changed. Comment frames keep idle connections open.
 #[utoipa::path(get, path = "/api/events/stream", tag = "events",
-    params(("Last-Event-ID" = Option<i64>, Header, description = "Resume after this event id")),
-    responses((status = 200, description = "text/event-stream of StreamLogEvent frames", body = StreamLogEvent,
-        content_type = "text/event-stream")))]
+    params(StreamQuery, ("Last-Event-ID" = Option<i64>, Header, description = "Resume after this event id")),
+    responses((status = 200, description = "text/event-stream of StreamLogEvent frames and `conversations` \
+        StreamSignal frames", body = StreamLogEvent, content_type = "text/event-stream")))]
 async fn all_conversations(
     State(state): State<AppState>,
     p: Principal,
     headers: HeaderMap,
+    Query(q): Query<StreamQuery>,
 ) -> ApiResult<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>> {
     let after = last_event_id(&headers)?;
-    let filter = Filter { account_id: p.account_id, sandbox_id: p.sandbox_id };
-    let frames = futures::StreamExt::map(follow(state, filter, after), |e| {
-        let frame = SseEvent::default().id(e.id.to_string());
-        Ok(frame.json_data(StreamLogEvent::from(&e)).unwrap_or_else(|_| SseEvent::default().comment("unencodable")))
-    });
-    Ok(Sse::new(frames).keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+    // Subscribed before the log is read, so no change slips by unannounced.
+    let signals = state.events.subscribe_signals();
+    let filter = Filter { account_id: p.account_id, sandbox_id: p.sandbox_id, conversation_id: None };
+    let shape = Shape { blocks: q.blocks, all: true };
+    let events = futures::StreamExt::map(follow(state, filter, after), move |e| frame(&e, shape));
+    Ok(sse(with_signals(events, signals, p.account_id)))
+}
+
+/// Interleaves `conversations` signal frames of `account` with the event
+/// frames; ends when the events end.
+fn with_signals<S>(
+    events: S,
+    signals: broadcast::Receiver<Uuid>,
+    account: Uuid,
+) -> impl Stream<Item = SseEvent> + Send + 'static
+where
+    S: Stream<Item = SseEvent> + Send + 'static,
+{
+    let events = Box::pin(events);
+    futures::stream::unfold((events, signals), move |(mut events, mut signals)| async move {
+        loop {
+            tokio::select! {
+                e = futures::StreamExt::next(&mut events) => return e.map(|e| (e, (events, signals))),
+                s = signals.recv() => match s {
+                    Ok(a) if a == account => return Some((signal::frame(), (events, signals))),
+                    Ok(_) => {}
+                    // Some signals were missed: one frame says as much as any number.
+                    Err(broadcast::error::RecvError::Lagged(_)) => return Some((signal::frame(), (events, signals))),
+                    // The bus lives in the state this stream's events hold: not while they flow.
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                },
+            }
+        }
+    })
 }
 
 pub fn router() -> OpenApiRouter<AppState> {

@@ -60,6 +60,24 @@ impl Redactor {
         String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
     }
 
+    /// For text that arrives in pieces: the redacted part that can be shown
+    /// now, and the raw tail held back because it could begin a value the
+    /// next piece completes.
+    pub fn redact_stream(&self, text: &str) -> (String, String) {
+        let mut spans = self.spans(text.as_bytes(), true);
+        let held = match spans.last() {
+            Some(last) if last.open => {
+                let start = last.start;
+                spans.pop();
+                start
+            }
+            _ => text.len(),
+        };
+        let (out, _) = replace(&text.as_bytes()[..held], &spans);
+        let shown = String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        (shown, text[held..].to_owned())
+    }
+
     pub fn redact_bytes(&self, bytes: &[u8]) -> Vec<u8> {
         let (out, _) = replace(bytes, &self.spans(bytes, false));
         out
@@ -154,6 +172,27 @@ fn replace(input: &[u8], spans: &[Span]) -> (Vec<u8>, Vec<usize>) {
 
 fn utf8(text: &str, truncated: bool) -> Rendered {
     Rendered { content: text.to_owned(), encoding: "utf-8", truncated }
+}
+
+#[cfg(test)]
+mod stream_tests {
+    use super::*;
+
+    #[test]
+    fn a_value_split_across_pieces_is_never_shown() {
+        let r = Redactor::new(["s3cr3t-value".to_owned()]);
+        let mut held = String::new();
+        let mut shown = String::new();
+        for piece in ["the key is s3c", "r3t-va", "lue, ok s", "3"] {
+            held.push_str(piece);
+            let (now, rest) = r.redact_stream(&held);
+            shown.push_str(&now);
+            held = rest;
+        }
+        shown.push_str(&r.redact_str(&held));
+        assert_eq!(shown, "the key is [REDACTED], ok s3");
+        assert_eq!(Redactor::default().redact_stream("abc"), ("abc".to_owned(), String::new()));
+    }
 }
 
 #[cfg(test)]

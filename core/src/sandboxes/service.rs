@@ -174,13 +174,13 @@ pub async fn launch(state: &AppState, req: LaunchRequest) -> ApiResult<SandboxRo
 
 /// Everything a machine's environment holds, secrets included, and the
 /// redactor for what leaves the server.
-pub(super) struct Material {
+pub(crate) struct Material {
     pub env: BTreeMap<String, String>,
     pub secrets: BTreeMap<String, String>,
     pub redactor: Redactor,
 }
 
-pub(super) async fn material(state: &AppState, row: &SandboxRow, env: Option<&Environment>) -> ApiResult<Material> {
+pub(crate) async fn material(state: &AppState, row: &SandboxRow, env: Option<&Environment>) -> ApiResult<Material> {
     let mut vars = BTreeMap::new();
     let mut secrets = BTreeMap::new();
     for (k, v) in [
@@ -256,7 +256,7 @@ pub(super) async fn stage(state: &AppState, scope: &events::Scope, name: &str, s
 }
 
 /// What a failed step tells the log: its message, else its code.
-fn reason(e: ApiError) -> String {
+pub(crate) fn reason(e: ApiError) -> String {
     e.message.clone().unwrap_or_else(|| e.error.clone())
 }
 
@@ -299,6 +299,7 @@ async fn finish_start(
             if let Err(e) = store::set_ready(&state.db, row.id, url.as_deref()).await {
                 tracing::error!(sandbox = %row.id, "could not mark ready: {e}");
             }
+            crate::conversations::engine::machine_ready(state, row.id).await;
         }
         Err(error) => {
             tracing::warn!(sandbox = %row.id, "provisioning failed: {error}");
@@ -310,6 +311,7 @@ async fn finish_start(
             let _ = revoke_keys(state, row.id).await;
             stage(state, scope, "provision", StageState::Failed, json!({"sandbox_id": row.id, "error": error})).await;
             let _ = store::set_failed(&state.db, row.id, &error).await;
+            crate::conversations::engine::machine_failed(state, row.id).await;
         }
     }
 }
@@ -388,7 +390,7 @@ pub async fn park(state: &AppState, id: Uuid) -> ApiResult<()> {
         return Ok(());
     }
     if !row.persistent() {
-        return reclaim_locked(state, svc, &row).await;
+        return reclaim_locked(state, svc, &row, None).await;
     }
     if !store::transition(&state.db, id, &[SandboxState::Ready], SandboxState::Suspended).await? {
         return Ok(());
@@ -409,14 +411,20 @@ pub async fn park(state: &AppState, id: Uuid) -> ApiResult<()> {
 /// Reclaims an ephemeral machine: gone for good; its conversations stay
 /// resumable on a new one (`sandbox` stage `done`).
 pub async fn reclaim(state: &AppState, id: Uuid) -> ApiResult<()> {
+    reclaim_for(state, id, None).await
+}
+
+/// Reclaims a machine, telling `ended` (a conversation that just ended and
+/// so no longer holds it) as well as its holders.
+pub async fn reclaim_for(state: &AppState, id: Uuid, ended: Option<Uuid>) -> ApiResult<()> {
     let svc = service(state)?;
     let lock = svc.lock(id);
     let _held = lock.lock().await;
     let Some(row) = store::get(&state.db, id).await? else { return Ok(()) };
-    reclaim_locked(state, svc, &row).await
+    reclaim_locked(state, svc, &row, ended).await
 }
 
-async fn reclaim_locked(state: &AppState, svc: &Sandboxes, row: &SandboxRow) -> ApiResult<()> {
+async fn reclaim_locked(state: &AppState, svc: &Sandboxes, row: &SandboxRow, ended: Option<Uuid>) -> ApiResult<()> {
     let live = [
         SandboxState::Pending,
         SandboxState::Starting,
@@ -429,7 +437,7 @@ async fn reclaim_locked(state: &AppState, svc: &Sandboxes, row: &SandboxRow) -> 
     }
     svc.provider.destroy(row.id).await;
     revoke_keys(state, row.id).await?;
-    let scope = scope(state, row, None).await;
+    let scope = scope(state, row, ended).await;
     stage(state, &scope, "sandbox", StageState::Done, json!({"sandbox_id": row.id})).await;
     Ok(())
 }
@@ -459,7 +467,7 @@ pub async fn reset(state: &AppState, row: &SandboxRow) -> ApiResult<()> {
     let svc = service(state)?;
     let lock = svc.lock(row.id);
     let _held = lock.lock().await;
-    reclaim_locked(state, svc, row).await
+    reclaim_locked(state, svc, row, None).await
 }
 
 /// At start: takes over machines that kept running while no server did, and

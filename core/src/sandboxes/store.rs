@@ -246,3 +246,13 @@ pub async fn egress_page(
         })
         .collect()
 }
+
+pub(crate) const REFRESH_BUSY: &str = "UPDATE sandboxes SET busy = CASE WHEN EXISTS (SELECT 1 FROM conversations \
+    WHERE sandbox_id = $1 AND status = 'running') THEN 1 ELSE 0 END, touched_at = $2 WHERE id = $1";
+
+/// Recomputes whether a turn runs on the machine (reset and park wait for
+/// none), and restarts its idle timer.
+pub async fn refresh_busy(db: &Db, id: Uuid) -> Result<(), sqlx::Error> {
+    sqlx::query(REFRESH_BUSY).bind(id.to_string()).bind(now_micros()).execute(&db.pool).await?;
+    Ok(())
+}

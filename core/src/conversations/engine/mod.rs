@@ -1,0 +1,663 @@
+//! The turn engine: one agent process per conversation, run by the
+//! machine's `sandboxd` and spoken to over ACP; prompts open turns, whose
+//! updates become events.
+//!
+//! Races are settled in the database: a turn opens only for the caller
+//! whose conditional update moved the conversation to `running`, and a
+//! prompt queued while the machine wakes is taken by exactly one opener.
+//! The agent session itself lives in this server's memory ([`Live`]); after
+//! a restart, [`reattach_all`] takes over the processes `sandboxd` kept.
+
+mod blocks;
+mod session;
+mod turn;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use axum::http::StatusCode;
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use utoipa::ToSchema;
+use uuid::Uuid;
+
+use self::blocks::Transcript;
+use self::session::Session;
+use self::turn::{Outcome, TurnCtx};
+use super::store::{self, ConversationRow, NewConversation, NewTurn};
+use crate::acp::client::AcpControl;
+use crate::acp::types::{ContentBlock, ImageContent, RequestPermissionRequest};
+use crate::agents::{Agent, SandboxMode};
+use crate::error::{ApiError, ApiResult};
+use crate::events::{self, NewEvent, Scope, StageState};
+use crate::sandboxes::model::{ApiAccess, ConversationStatus, SandboxRow, SandboxState};
+use crate::sandboxes::service::{self as machines, LaunchRequest};
+use crate::state::AppState;
+
+/// How long an interrupted agent gets to end its turn before its process is stopped.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(10);
+
+/// An image sent with a prompt (already validated).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct Image {
+    /// Base64, as sent.
+    pub data: String,
+    pub media_type: String,
+}
+
+/// A prompt to deliver.
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct PromptInput {
+    pub prompt: String,
+    pub client_request_id: Option<String>,
+    /// This turn only; over the conversation's and the agent's.
+    pub session_config: Option<Map<String, Value>>,
+    #[serde(default)]
+    pub images: Vec<Image>,
+    /// `api`, or `autonomous` for a turn the service opened itself.
+    pub origin: String,
+}
+
+/// What happened to a delivered prompt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Delivery {
+    /// The turn opened now.
+    Accepted,
+    /// The machine must wake first; the turn opens once it is ready.
+    Queued,
+}
+
+/// The answer of a wake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WakeStatus {
+    Awake,
+    Waking,
+}
+
+/// How a conversation's machine is asked for.
+#[derive(Debug, Clone, Default)]
+pub struct MachineRequest {
+    pub mode: Option<SandboxMode>,
+    pub machine_name: Option<String>,
+}
+
+/// This server's live state of one conversation.
+#[derive(Default)]
+pub struct Live {
+    /// The agent session; the turn task holds it while a turn runs.
+    session: tokio::sync::Mutex<Option<Session>>,
+    /// Cancels the running turn.
+    control: Mutex<Option<AcpControl>>,
+    /// Set by interrupt and terminate; the running turn ends `interrupted`.
+    interrupted: AtomicBool,
+    /// Permission requests of the running turn, waiting for an answer.
+    permissions: Mutex<Vec<(Value, RequestPermissionRequest)>>,
+}
+
+/// The live conversations of this server.
+#[derive(Default)]
+pub struct Engine {
+    live: Mutex<HashMap<Uuid, Arc<Live>>>,
+}
+
+impl Engine {
+    fn live(&self, id: Uuid) -> Arc<Live> {
+        self.live.lock().unwrap_or_else(PoisonError::into_inner).entry(id).or_default().clone()
+    }
+
+    fn forget(&self, id: Uuid) {
+        self.live.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
+    }
+
+    /// Conversations with a live agent session here (the benchmark's memory figure counts them).
+    pub fn live_count(&self) -> usize {
+        self.live.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+}
+
+fn ended() -> ApiError {
+    ApiError::new(StatusCode::GONE, "conversation_ended", "The conversation was terminated.")
+}
+
+fn busy() -> ApiError {
+    ApiError::new(StatusCode::CONFLICT, "conversation_busy", "A turn is running; wait for it to end or interrupt it.")
+}
+
+/// Opens a conversation: launches (or finds) its machine, then stores the
+/// row holding it. Nothing is stored when the launch is refused.
+pub async fn create(
+    state: &AppState,
+    agent: &Agent,
+    mut new: NewConversation,
+    machine: MachineRequest,
+) -> ApiResult<ConversationRow> {
+    let api_access = if new.api_access == "none" { ApiAccess::None } else { ApiAccess::Owner };
+    let sandbox = machines::launch(
+        state,
+        LaunchRequest {
+            account_id: new.account_id,
+            agent: agent.clone(),
+            environment_id: new.environment_id,
+            vault_id: new.vault_id,
+            mode: machine.mode,
+            machine_name: machine.machine_name,
+            api_access,
+            conversation_id: Some(new.id),
+        },
+    )
+    .await?;
+    new.sandbox_id = Some(sandbox.id);
+    new.status = Some(if sandbox.status == SandboxState::Ready {
+        ConversationStatus::Idle
+    } else {
+        ConversationStatus::Pending
+    });
+    if let Err(e) = store::insert(&state.db, &new).await {
+        if !sandbox.persistent()
+            && crate::sandboxes::store::holders(&state.db, sandbox.id).await.unwrap_or_default().is_empty()
+        {
+            let _ = machines::reclaim(state, sandbox.id).await;
+        }
+        return Err(e.into());
+    }
+    // The machine may have become ready between the launch and the insert.
+    if sandbox.status != SandboxState::Ready
+        && let Ok(Some(now)) = crate::sandboxes::store::get(&state.db, sandbox.id).await
+        && now.status == SandboxState::Ready
+    {
+        store::mark_idle_if_pending(&state.db, new.id).await?;
+    }
+    store::get(&state.db, new.id).await?.ok_or_else(ApiError::internal)
+}
+
+async fn machine_of(state: &AppState, conv: &ConversationRow) -> ApiResult<Option<SandboxRow>> {
+    Ok(match conv.sandbox_id {
+        Some(id) => crate::sandboxes::store::get(&state.db, id).await?,
+        None => None,
+    })
+}
+
+/// Delivers a prompt: opens the turn now when the machine is up (409
+/// `conversation_busy` while a turn runs), else queues it (a second one
+/// queued meanwhile is dropped) and wakes the machine.
+pub async fn deliver(state: &AppState, conv: &ConversationRow, input: PromptInput) -> ApiResult<Delivery> {
+    if conv.ended() {
+        return Err(ended());
+    }
+    let machine = machine_of(state, conv).await?;
+    if let Some(m) = machine.as_ref().filter(|m| m.status == SandboxState::Ready) {
+        if !store::claim_turn(&state.db, conv.id).await? {
+            return Err(busy());
+        }
+        open_turn(state, conv.id, m.id, input).await?;
+        return Ok(Delivery::Accepted);
+    }
+    let queued = serde_json::to_value(&input).map_err(|_| ApiError::internal())?;
+    // A second prompt while the machine wakes is dropped silently (spec 4.1, prompt rule 2).
+    store::put_pending(&state.db, conv.id, &queued).await?;
+    bring_up(state, conv, machine.as_ref()).await?;
+    // The machine may have come up meanwhile, before anyone looked for waiting prompts.
+    if let Some(fresh) = store::get(&state.db, conv.id).await?
+        && let Some(m) = machine_of(state, &fresh).await?
+        && m.status == SandboxState::Ready
+    {
+        open_pending(state, conv.id).await;
+    }
+    Ok(Delivery::Queued)
+}
+
+/// Starts the conversation's machine unless it is up or being built.
+async fn bring_up(state: &AppState, conv: &ConversationRow, machine: Option<&SandboxRow>) -> ApiResult<()> {
+    match machine.map(|m| m.status) {
+        Some(SandboxState::Ready | SandboxState::Pending | SandboxState::Starting) => Ok(()),
+        Some(SandboxState::Suspended | SandboxState::Failed) => {
+            machines::wake(state, conv.sandbox_id.unwrap_or_default()).await.map(drop)
+        }
+        // Reclaimed (or never had one): the conversation goes on on a new machine.
+        Some(SandboxState::Terminated) | None => {
+            let agent = crate::agents::get_agent(state, conv.account_id, conv.agent_id).await?;
+            let mode = match conv.sandbox_mode.as_deref() {
+                Some("persistent") => Some(SandboxMode::Persistent),
+                Some("ephemeral") => Some(SandboxMode::Ephemeral),
+                _ => None,
+            };
+            let api_access = if conv.api_access == "none" { ApiAccess::None } else { ApiAccess::Owner };
+            let sandbox = machines::launch(
+                state,
+                LaunchRequest {
+                    account_id: conv.account_id,
+                    agent,
+                    environment_id: conv.environment_id,
+                    vault_id: conv.vault_id,
+                    mode,
+                    machine_name: None,
+                    api_access,
+                    conversation_id: Some(conv.id),
+                },
+            )
+            .await?;
+            store::set_sandbox(&state.db, conv.id, sandbox.id).await?;
+            Ok(())
+        }
+    }
+}
+
+/// A turn recorded and ready to run.
+struct Opened {
+    conv: ConversationRow,
+    sandbox_id: Uuid,
+    turn_id: Uuid,
+    input: PromptInput,
+}
+
+/// Claims the conversation and takes its queued prompt, recording the turn;
+/// `None` when no prompt waits or a turn runs.
+async fn claim_pending(state: &AppState, conversation_id: Uuid) -> Option<Opened> {
+    let Ok(true) = store::claim_turn(&state.db, conversation_id).await else { return None };
+    let taken = store::take_pending(&state.db, conversation_id).await;
+    let conv = store::get(&state.db, conversation_id).await;
+    let (Ok(Some(prompt)), Ok(Some(conv))) = (taken, conv) else {
+        let _ = store::set_status(&state.db, conversation_id, ConversationStatus::Idle).await;
+        return None;
+    };
+    let (Some(sandbox_id), Ok(input)) = (conv.sandbox_id, serde_json::from_value::<PromptInput>(prompt)) else {
+        tracing::error!(conversation = %conversation_id, "queued prompt unreadable or without a machine");
+        let _ = store::set_status(&state.db, conversation_id, ConversationStatus::Idle).await;
+        return None;
+    };
+    match record_turn(state, &conv, sandbox_id, input).await {
+        Ok(opened) => Some(opened),
+        Err(e) => {
+            tracing::error!(conversation = %conversation_id, "queued prompt not opened: {e:?}");
+            None
+        }
+    }
+}
+
+/// Opens the turn of a queued prompt, if one waits and no turn runs.
+async fn open_pending(state: &AppState, conversation_id: Uuid) {
+    if let Some(opened) = claim_pending(state, conversation_id).await {
+        let st = state.clone();
+        tokio::spawn(async move { run_turns(st, opened).await });
+    }
+}
+
+/// Records a turn on a conversation this caller claimed, and runs it.
+async fn open_turn(state: &AppState, conversation_id: Uuid, sandbox_id: Uuid, input: PromptInput) -> ApiResult<()> {
+    let conv = store::get(&state.db, conversation_id).await?.ok_or_else(|| ApiError::not_found("Conversation"))?;
+    let opened = record_turn(state, &conv, sandbox_id, input).await?;
+    let st = state.clone();
+    tokio::spawn(async move { run_turns(st, opened).await });
+    Ok(())
+}
+
+async fn record_turn(
+    state: &AppState,
+    conv: &ConversationRow,
+    sandbox_id: Uuid,
+    input: PromptInput,
+) -> ApiResult<Opened> {
+    let turn_id = Uuid::now_v7();
+    let new = NewTurn {
+        id: turn_id,
+        conversation_id: conv.id,
+        account_id: conv.account_id,
+        prompt: input.prompt.clone(),
+        origin: input.origin.clone(),
+        client_request_id: input.client_request_id.clone(),
+        model_selection: conv.model.clone(),
+    };
+    if let Err(e) = store::insert_turn(&state.db, &new).await {
+        let _ = store::set_status(&state.db, conv.id, ConversationStatus::Idle).await;
+        return Err(e.into());
+    }
+    crate::sandboxes::store::refresh_busy(&state.db, sandbox_id).await?;
+    Ok(Opened { conv: conv.clone(), sandbox_id, turn_id, input })
+}
+
+/// Runs a turn, then each prompt queued meanwhile, in this one task.
+async fn run_turns(state: AppState, first: Opened) {
+    let mut next = Some(first);
+    while let Some(Opened { conv, sandbox_id, turn_id, input }) = next.take() {
+        let id = conv.id;
+        if !run_turn(&state, conv, sandbox_id, turn_id, input).await {
+            return;
+        }
+        if store::get(&state.db, id).await.ok().flatten().is_some_and(|c| c.pending_prompt.is_some()) {
+            next = claim_pending(&state, id).await;
+        }
+    }
+}
+
+async fn turn_ctx(
+    state: &AppState,
+    conv: &ConversationRow,
+    sandbox_id: Uuid,
+    turn_id: Uuid,
+) -> Result<TurnCtx, String> {
+    let svc = machines::service(state).map_err(machines::reason)?;
+    let row = crate::sandboxes::store::get(&state.db, sandbox_id)
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or("the machine is gone")?;
+    let material = machines::material(state, &row, None).await.map_err(machines::reason)?;
+    Ok(TurnCtx {
+        state: state.clone(),
+        scope: Scope {
+            account_id: conv.account_id,
+            sandbox_id: Some(sandbox_id),
+            conversations: vec![conv.id],
+            turn_id: Some(turn_id),
+        },
+        conversation_id: conv.id,
+        sandbox_id,
+        machine_started: row.last_resumed_at,
+        turn_id,
+        transcript: Transcript::new(material.redactor),
+        live: state.conversations.live(conv.id),
+        sup: svc.provider.supervisor(sandbox_id),
+        started: Instant::now(),
+    })
+}
+
+fn prompt_blocks(input: &PromptInput) -> Vec<ContentBlock> {
+    let mut blocks = vec![ContentBlock::text(input.prompt.clone())];
+    for image in &input.images {
+        blocks.push(ContentBlock::Image(ImageContent {
+            mime_type: image.media_type.clone(),
+            data: image.data.clone(),
+            extra: Default::default(),
+        }));
+    }
+    blocks
+}
+
+/// One turn; false when the server is shutting down under it.
+async fn run_turn(
+    state: &AppState,
+    conv: ConversationRow,
+    sandbox_id: Uuid,
+    turn_id: Uuid,
+    input: PromptInput,
+) -> bool {
+    let mut ctx = match turn_ctx(state, &conv, sandbox_id, turn_id).await {
+        Ok(ctx) => ctx,
+        Err(error) => {
+            tracing::error!(conversation = %conv.id, "turn could not start: {error}");
+            let end = store::TurnEnd { status: "failed", error: Some(error), ..Default::default() };
+            let _ = store::finish_turn(&state.db, turn_id, &end).await;
+            let _ = store::set_status(&state.db, conv.id, ConversationStatus::Failed).await;
+            let _ = crate::sandboxes::store::refresh_busy(&state.db, sandbox_id).await;
+            return true;
+        }
+    };
+    let live = ctx.live.clone();
+    live.interrupted.store(false, Ordering::SeqCst);
+    let mut prompt_event = NewEvent::output("prompt", ctx.transcript.redact_str(&input.prompt));
+    let mut content = vec![json!({"type": "text", "text": prompt_event.data})];
+    content.extend(input.images.iter().map(|i| json!({"type": "image", "media_type": i.media_type})));
+    prompt_event.blocks = Some(Value::Array(content));
+    let started = json!({"turn_id": turn_id, "client_request_id": input.client_request_id});
+    let started = NewEvent::stage("turn", StageState::Started, &ctx.transcript.redact_value(&started));
+    ctx.write(&[started, prompt_event], None).await;
+
+    let mut guard = live.session.lock().await;
+    if guard.as_ref().is_some_and(|s| s.sandbox_id != sandbox_id || s.machine_started != ctx.machine_started) {
+        *guard = None;
+    }
+    if guard.is_none() {
+        match start_session(&ctx, &conv).await {
+            Ok(session) => *guard = Some(session),
+            Err(error) => {
+                turn::finish(&ctx, Outcome::Lost(error)).await;
+                return true;
+            }
+        }
+    }
+    let Some(session) = guard.as_mut() else { return true };
+    // The turn borrows the client; `drive` reads the offset through a second handle.
+    let resume = session.resume.clone();
+    let outcome = match session.client.prompt(prompt_blocks(&input)) {
+        Ok(t) => {
+            if let Some(rpc) = t.rpc_id() {
+                let _ = store::set_turn_rpc(&state.db, turn_id, i64::try_from(rpc).unwrap_or(i64::MAX)).await;
+            }
+            *live.control.lock().unwrap_or_else(PoisonError::into_inner) = Some(t.control());
+            if live.interrupted.load(Ordering::SeqCst) {
+                let _ = t.control().cancel();
+            }
+            turn::drive(&mut ctx, &resume, t).await
+        }
+        Err(e) => Outcome::Lost(e.to_string()),
+    };
+    finish_and_release(state, &ctx, &live, &mut guard, outcome).await
+}
+
+/// Records the turn's end; false on shutdown (the turn goes on in the machine).
+async fn finish_and_release(
+    state: &AppState,
+    ctx: &TurnCtx,
+    live: &Live,
+    guard: &mut tokio::sync::MutexGuard<'_, Option<Session>>,
+    outcome: Outcome,
+) -> bool {
+    *live.control.lock().unwrap_or_else(PoisonError::into_inner) = None;
+    if matches!(outcome, Outcome::Shutdown) {
+        return false;
+    }
+    if !turn::finish(ctx, outcome).await {
+        **guard = None;
+        let _ = store::set_session(&state.db, ctx.conversation_id, None, None).await;
+    }
+    true
+}
+
+/// Starts the agent and records its session (`session` stage `done`).
+async fn start_session(ctx: &TurnCtx, conv: &ConversationRow) -> Result<Session, String> {
+    let agent = crate::agents::get_agent(&ctx.state, conv.account_id, conv.agent_id).await.map_err(machines::reason)?;
+    let argv = session::argv(&agent)?;
+    let row = crate::sandboxes::store::get(&ctx.state.db, ctx.sandbox_id)
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or("the machine is gone")?;
+    let material = machines::material(&ctx.state, &row, None).await.map_err(machines::reason)?;
+    let (session, handshake) =
+        session::open(&ctx.sup, conv.id, (ctx.sandbox_id, ctx.machine_started), argv, &material.env)
+            .await
+            .map_err(|e| ctx.transcript.redact_str(&e))?;
+    let options = handshake.session.config_options.as_ref().map(|o| serde_json::to_value(o).unwrap_or(Value::Null));
+    store::set_session(&ctx.state.db, conv.id, Some(&handshake.session.session_id), options.as_ref())
+        .await
+        .map_err(|e| e.to_string())?;
+    ctx.stage("session", StageState::Done, json!({"session_id": handshake.session.session_id})).await;
+    Ok(session)
+}
+
+/// Wakes the conversation's machine (a new one when its ephemeral machine was reclaimed).
+pub async fn wake(state: &AppState, conv: &ConversationRow) -> ApiResult<WakeStatus> {
+    if conv.ended() {
+        return Err(ended());
+    }
+    let machine = machine_of(state, conv).await?;
+    if let Some(m) = machine.as_ref().filter(|m| m.status == SandboxState::Ready) {
+        crate::sandboxes::store::touch(&state.db, m.id).await?;
+        return Ok(WakeStatus::Awake);
+    }
+    bring_up(state, conv, machine.as_ref()).await?;
+    Ok(WakeStatus::Waking)
+}
+
+/// Asks the running turn to stop; false when none runs. An agent that does
+/// not end its turn within a grace period is stopped.
+pub async fn interrupt(state: &AppState, conv: &ConversationRow) -> ApiResult<bool> {
+    if conv.status != ConversationStatus::Running {
+        return Ok(false);
+    }
+    let live = state.conversations.live(conv.id);
+    live.interrupted.store(true, Ordering::SeqCst);
+    let control = live.control.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    if let Some(control) = control {
+        let _ = control.cancel();
+    }
+    if let (Some(sandbox_id), Ok(svc)) = (conv.sandbox_id, machines::service(state)) {
+        let sup = svc.provider.supervisor(sandbox_id);
+        let (st, id) = (state.clone(), conv.id);
+        tokio::spawn(async move {
+            tokio::time::sleep(INTERRUPT_GRACE).await;
+            if let Ok(Some(c)) = store::get(&st.db, id).await
+                && c.status == ConversationStatus::Running
+                && st.conversations.live(id).interrupted.load(Ordering::SeqCst)
+            {
+                session::kill(&sup, id).await;
+            }
+        });
+    }
+    Ok(true)
+}
+
+/// Ends the conversation: stops its turn and agent, `terminate` stage
+/// `done`; an ephemeral machine no other conversation holds is reclaimed.
+pub async fn terminate(state: &AppState, conv: &ConversationRow) -> ApiResult<()> {
+    if !store::terminate(&state.db, conv.id).await? {
+        return Ok(());
+    }
+    let live = state.conversations.live(conv.id);
+    live.interrupted.store(true, Ordering::SeqCst);
+    let control = live.control.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    if let Some(control) = control {
+        let _ = control.cancel();
+    }
+    let machine = machine_of(state, conv).await?;
+    if let (Some(m), Ok(svc)) = (machine.as_ref(), machines::service(state))
+        && m.status == SandboxState::Ready
+    {
+        session::kill(&svc.provider.supervisor(m.id), conv.id).await;
+    }
+    // The turn task (if any) ends with the process; its end is recorded interrupted.
+    if let Ok(Some(t)) = store::running_turn(&state.db, conv.id).await {
+        let end = store::TurnEnd { status: "interrupted", error: Some("terminated".into()), ..Default::default() };
+        if store::finish_turn(&state.db, t.id, &end).await.unwrap_or(false) {
+            let scope = Scope {
+                account_id: conv.account_id,
+                sandbox_id: conv.sandbox_id,
+                conversations: vec![conv.id],
+                turn_id: Some(t.id),
+            };
+            let _ =
+                events::stage(state, &scope, "turn", StageState::Interrupted, &json!({"turn_id": t.id}), None).await;
+        }
+    }
+    let scope =
+        Scope { account_id: conv.account_id, sandbox_id: conv.sandbox_id, conversations: vec![conv.id], turn_id: None };
+    events::stage(state, &scope, "terminate", StageState::Done, &json!({}), None).await?;
+    if let Some(m) = machine {
+        crate::sandboxes::store::refresh_busy(&state.db, m.id).await?;
+        if !m.persistent() && crate::sandboxes::store::holders(&state.db, m.id).await?.is_empty() {
+            machines::reclaim_for(state, m.id, Some(conv.id)).await?;
+        }
+    }
+    state.conversations.forget(conv.id);
+    Ok(())
+}
+
+/// Called when a machine became ready: its conversations leave `pending`,
+/// and the turns waiting for it open.
+pub async fn machine_ready(state: &AppState, sandbox_id: Uuid) {
+    let _ = store::mark_idle_on(&state.db, sandbox_id).await;
+    for id in store::waiting_on(&state.db, sandbox_id).await.unwrap_or_default() {
+        open_pending(state, id).await;
+    }
+}
+
+/// Called when a machine failed to start: conversations waiting for it fail,
+/// and the prompts they queued open no turn.
+pub async fn machine_failed(state: &AppState, sandbox_id: Uuid) {
+    if let Err(e) = store::fail_waiting_on(&state.db, sandbox_id).await {
+        tracing::error!(sandbox = %sandbox_id, "conversations not marked failed: {e}");
+    }
+}
+
+/// At server start: takes over the turns that were running, reading each
+/// agent's output from where the log stops (`reattach` stage).
+pub async fn reattach_all(state: &AppState) {
+    let running = match store::in_statuses(&state.db, &[ConversationStatus::Running]).await {
+        Ok(rows) => rows,
+        Err(e) => {
+            tracing::error!("reattach: could not list conversations: {e}");
+            return;
+        }
+    };
+    for conv in running {
+        let st = state.clone();
+        tokio::spawn(async move { reattach(st, conv).await });
+    }
+    // Prompts queued for machines that came up while no server ran.
+    if let Ok(pending) = store::in_statuses(&state.db, &[ConversationStatus::Pending, ConversationStatus::Idle]).await {
+        for conv in pending.into_iter().filter(|c| c.pending_prompt.is_some()) {
+            if let Ok(Some(m)) = machine_of(state, &conv).await
+                && m.status == SandboxState::Ready
+            {
+                open_pending(state, conv.id).await;
+            }
+        }
+    }
+}
+
+async fn reattach(state: AppState, conv: ConversationRow) {
+    let turn = store::running_turn(&state.db, conv.id).await.ok().flatten();
+    let (Some(sandbox_id), Some(turn)) = (conv.sandbox_id, turn) else {
+        let _ = store::set_status(&state.db, conv.id, ConversationStatus::Idle).await;
+        return;
+    };
+    let mut ctx = match turn_ctx(&state, &conv, sandbox_id, turn.id).await {
+        Ok(ctx) => ctx,
+        Err(error) => {
+            tracing::warn!(conversation = %conv.id, "reattach: {error}");
+            return;
+        }
+    };
+    // The machine's own reattach stages (written to every conversation it holds) say it is back;
+    // here only a turn that cannot be followed is told.
+    let machine_up = machine_of(&state, &conv).await.ok().flatten().is_some_and(|m| m.status == SandboxState::Ready);
+    let (Some(session_id), Some(rpc_id), true) = (conv.acp_session_id.clone(), turn.rpc_id, machine_up) else {
+        // The machine is gone, or the turn had not reached the agent: it cannot be followed.
+        if machine_up {
+            ctx.stage("reattach", StageState::Interrupted, json!({"turn_id": turn.id})).await;
+        }
+        ctx.live.interrupted.store(machine_up, Ordering::SeqCst);
+        turn::finish(&ctx, Outcome::Lost("the server restarted before the agent took the prompt".into())).await;
+        return;
+    };
+    let offset = u64::try_from(conv.agent_offset).unwrap_or(0);
+    let live = ctx.live.clone();
+    let mut guard = live.session.lock().await;
+    let mut session =
+        match session::resume(&ctx.sup, conv.id, (sandbox_id, ctx.machine_started), session_id, offset).await {
+            Ok(s) => s,
+            Err(error) => {
+                ctx.stage("reattach", StageState::Failed, json!({"turn_id": turn.id, "error": error})).await;
+                turn::finish(&ctx, Outcome::Lost(error)).await;
+                let _ = store::set_session(&state.db, conv.id, None, None).await;
+                return;
+            }
+        };
+    let resume = session.resume.clone();
+    let outcome = match session.client.resume_turn(u64::try_from(rpc_id).unwrap_or(0)) {
+        Ok(t) => {
+            *live.control.lock().unwrap_or_else(PoisonError::into_inner) = Some(t.control());
+            turn::drive(&mut ctx, &resume, t).await
+        }
+        Err(e) => Outcome::Lost(e.to_string()),
+    };
+    *guard = Some(session);
+    if finish_and_release(&state, &ctx, &live, &mut guard, outcome).await
+        && let Some(next) = claim_pending(&state, conv.id).await
+    {
+        drop(guard);
+        run_turns(state, next).await;
+    }
+}

@@ -1,0 +1,208 @@
+//! Benchmark of turns on the `local` provider with the scripted ACP agent
+//! (tests/scripted-agent), in one run: time from `POST /api/conversations`
+//! with a prompt to the first output event on the SSE stream, the same for a
+//! later prompt on an awake conversation, and memory per idle conversation
+//! (its agent process, its machine, and the server's share). Needs root and
+//! scripts/setup. Run through `bench/run`, or alone:
+//!
+//!     cargo build --release --bin sandboxd -p acs-scripted-agent && cargo run --release --example bench_turns
+//!
+//! Knobs: BENCH_TURN_RUNS (20), BENCH_IDLE_CONVERSATIONS (20).
+
+use std::time::{Duration, Instant};
+
+use acs::core::config;
+use figment::providers::Serialized;
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+#[path = "util/mod.rs"]
+mod util;
+use util::{env_or, percentile};
+
+/// Reads SSE frames until an output event of `conversation`; returns when it arrived.
+async fn first_output(stream: &mut reqwest::Response, buf: &mut String, conversation: &str) -> Instant {
+    loop {
+        while let Some(end) = buf.find("\n\n") {
+            let frame: String = buf.drain(..end + 2).collect();
+            let data: String = frame.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).collect();
+            if let Ok(v) = serde_json::from_str::<Value>(&data)
+                && v["kind"] == "output"
+                && v["conversation_id"] == conversation
+            {
+                return Instant::now();
+            }
+        }
+        let chunk = tokio::time::timeout(Duration::from_secs(30), stream.chunk()).await.expect("an event in 30 s");
+        buf.push_str(&String::from_utf8_lossy(&chunk.unwrap().expect("stream open")));
+    }
+}
+
+/// Processes named one of `comms` and their PSS summed (KiB).
+fn pss_of(comms: &[&str]) -> (usize, u64) {
+    let mut n = 0;
+    let mut kib = 0;
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let Ok(name) = std::fs::read_to_string(format!("/proc/{pid}/comm")) else { continue };
+        if !comms.contains(&name.trim()) {
+            continue;
+        }
+        let Ok(smaps) = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")) else { continue };
+        n += 1;
+        kib += smaps
+            .lines()
+            .find(|l| l.starts_with("Pss:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    (n, kib)
+}
+
+fn self_rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    let runs = env_or("BENCH_TURN_RUNS", 20);
+    let idle = env_or("BENCH_IDLE_CONVERSATIONS", 20);
+    let agent_bin = std::env::current_exe().unwrap().parent().unwrap().join("../scripted-agent");
+    let agent_bin =
+        agent_bin.canonicalize().expect("target/<profile>/scripted-agent (cargo build -p acs-scripted-agent)");
+    let dir = std::env::temp_dir().join(format!("acs-bench-turns-{}", Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fig = config::figment(None)
+        .merge(Serialized::default("listen", "127.0.0.1:0"))
+        .merge(Serialized::default("database.url", format!("sqlite://{}", dir.join("acs.db").display())))
+        .merge(Serialized::default("secrets.master_key_file", dir.join("acs.key").display().to_string()))
+        .merge(Serialized::default("sandbox.dir", dir.join("sandboxes").display().to_string()))
+        .merge(Serialized::default(
+            "sandbox.ro_binds",
+            vec![format!("{}:/opt/acs/bin/scripted-agent", agent_bin.display())],
+        ))
+        .merge(Serialized::default("limits.requests_per_key", 1_000_000))
+        .merge(Serialized::default("log.level", "warn"));
+    let loaded = config::from_figment(fig).expect("configuration");
+    let (lease_dir, run_dir) = (loaded.config.sandbox.lease_dir.clone(), loaded.config.sandbox.run_dir.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let running = acs::core::server::start(loaded, listener).await.expect("server starts");
+    let base = format!("http://{}", running.addr);
+    let http = reqwest::Client::new();
+    let creds = json!({"email": "bench@example.com", "password": "benchmark password"});
+    http.post(format!("{base}/api/auth/register")).json(&creds).send().await.unwrap();
+    let login: Value =
+        http.post(format!("{base}/api/auth/login")).json(&creds).send().await.unwrap().json().await.unwrap();
+    let key = login["data"]["api_key"].as_str().unwrap().to_owned();
+    let post = |path: &str, body: Value| http.post(format!("{base}{path}")).bearer_auth(&key).json(&body).send();
+    let agent: Value =
+        post("/api/agents", json!({"name": "bench", "runtime": "acp", "command": ["/opt/acs/bin/scripted-agent"]}))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+    let agent_id = agent["data"]["id"].as_str().unwrap().to_owned();
+    let mut stream = http.get(format!("{base}/api/events/stream")).bearer_auth(&key).send().await.unwrap();
+    let mut buf = String::new();
+
+    // 1. create with a prompt -> first output on the stream (a new machine and agent each time).
+    let mut cold = Vec::new();
+    let mut warm = Vec::new();
+    let mut conversations = Vec::new();
+    for _ in 0..runs {
+        let t = Instant::now();
+        let c: Value = post("/api/conversations", json!({"agent_id": agent_id, "prompt": "say: hi"}))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let id = c["data"]["id"].as_str().expect("conversation created").to_owned();
+        cold.push(first_output(&mut stream, &mut buf, &id).await.duration_since(t).as_secs_f64() * 1000.0);
+        conversations.push(id);
+    }
+    // 2. a later prompt on an awake conversation -> first output.
+    for id in &conversations {
+        // Wait for the first turn to end (its `turn` stage closes the prompt's answer).
+        loop {
+            let c: Value = http
+                .get(format!("{base}/api/conversations/{id}"))
+                .bearer_auth(&key)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            if c["data"]["status"] == "idle" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let t = Instant::now();
+        let r = post(&format!("/api/conversations/{id}/prompts"), json!({"prompt": "say: again"})).await.unwrap();
+        assert_eq!(r.status(), 202);
+        warm.push(first_output(&mut stream, &mut buf, id).await.duration_since(t).as_secs_f64() * 1000.0);
+    }
+    for id in &conversations {
+        post(&format!("/api/conversations/{id}/terminate"), json!({})).await.unwrap();
+    }
+
+    // 3. memory of idle conversations: each has run one turn and keeps its agent and machine.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let server_before = self_rss_kib();
+    let machine = ["bwrap", "sandboxd"];
+    let (_, machines_before) = pss_of(&machine);
+    let mut idle_ids = Vec::new();
+    for _ in 0..idle {
+        let c: Value = post("/api/conversations", json!({"agent_id": agent_id, "prompt": "say: hi"}))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let id = c["data"]["id"].as_str().unwrap().to_owned();
+        first_output(&mut stream, &mut buf, &id).await;
+        idle_ids.push(id);
+    }
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    let server_per = (self_rss_kib().saturating_sub(server_before)) as f64 / idle as f64 / 1024.0;
+    let (agents, agent_kib) = pss_of(&["scripted-agent"]);
+    let (_, machines_kib) = pss_of(&machine);
+    let agent_per = agent_kib as f64 / agents.max(1) as f64 / 1024.0;
+    let machine_per = (machines_kib.saturating_sub(machines_before)) as f64 / idle as f64 / 1024.0;
+    for id in &idle_ids {
+        post(&format!("/api/conversations/{id}/terminate"), json!({})).await.unwrap();
+    }
+
+    println!("| turns, scripted agent, local provider | p50 | p90 | goal |");
+    println!("| --- | ---: | ---: | --- |");
+    let (c50, c90) = (percentile(&mut cold, 0.5), percentile(&mut cold, 0.9));
+    println!(
+        "| `POST /api/conversations` with a prompt to its first output on SSE, new machine ({runs} runs) | {c50:.0} ms | {c90:.0} ms | p50 < 300 ms |"
+    );
+    let (w50, w90) = (percentile(&mut warm, 0.5), percentile(&mut warm, 0.9));
+    println!(
+        "| `POST .../prompts` on an awake conversation to its first output ({runs} runs) | {w50:.1} ms | {w90:.1} ms | |"
+    );
+    println!(
+        "| memory per idle conversation ({idle} at once): agent process PSS {agent_per:.1} MB + machine (bwrap, sandboxd) PSS {machine_per:.1} MB + server RSS {server_per:.2} MB | {:.1} MB | | |",
+        agent_per + machine_per + server_per
+    );
+
+    running.shutdown().await.unwrap();
+    acs::core::provider::local::purge_blocking(
+        &dir.join("sandboxes/machines"),
+        std::path::Path::new(&run_dir),
+        std::path::Path::new(&lease_dir),
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
