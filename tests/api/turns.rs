@@ -293,7 +293,8 @@ async fn a_server_restart_mid_turn_loses_and_repeats_nothing(b: Backend) {
     assert_eq!(stages(&ev, "turn"), ["started", "done"]);
     assert!(ev.iter().filter(|e| e.kind == "output").all(|e| e.turn_id.as_deref() == Some(&t[0].id.to_string())));
     // The session goes on after the restart.
-    prompt(&app, &u, conv, json!({"prompt": "say: later"})).await;
+    let r = prompt(&app, &u, conv, json!({"prompt": "say: later"})).await;
+    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
     let t = finished_turns(&app, conv, 2).await;
     assert_eq!(t[1].status, "done");
     assert_eq!(stages(&events(&app, conv).await, "session"), ["done"]);

@@ -319,6 +319,21 @@ pub async fn claim_turn(db: &Db, id: Uuid) -> Result<bool, sqlx::Error> {
     Ok(done.rows_affected() == 1)
 }
 
+/// Claims the conversation for the prompt queued on it: true for the one
+/// caller that moved it to `running`, false when no prompt waits (so a
+/// caller finding nothing never holds the conversation, even briefly).
+pub async fn claim_queued_turn(db: &Db, id: Uuid) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE conversations SET status = 'running', mid_turn = 1, updated_at = $2 \
+         WHERE id = $1 AND status IN ('pending', 'idle', 'failed') AND pending_prompt IS NOT NULL",
+    )
+    .bind(id.to_string())
+    .bind(now_micros())
+    .execute(&db.pool)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
 /// Records the agent session a live process holds (and the options it advertised).
 pub async fn set_session(
     db: &Db,

@@ -119,6 +119,10 @@ impl Engine {
     }
 }
 
+fn api_access(stored: &str) -> ApiAccess {
+    if stored == "none" { ApiAccess::None } else { ApiAccess::Owner }
+}
+
 fn ended() -> ApiError {
     ApiError::new(StatusCode::GONE, "conversation_ended", "The conversation was terminated.")
 }
@@ -135,7 +139,6 @@ pub async fn create(
     mut new: NewConversation,
     machine: MachineRequest,
 ) -> ApiResult<ConversationRow> {
-    let api_access = if new.api_access == "none" { ApiAccess::None } else { ApiAccess::Owner };
     let sandbox = machines::launch(
         state,
         LaunchRequest {
@@ -145,7 +148,7 @@ pub async fn create(
             vault_id: new.vault_id,
             mode: machine.mode,
             machine_name: machine.machine_name,
-            api_access,
+            api_access: api_access(&new.api_access),
             conversation_id: Some(new.id),
         },
     )
@@ -225,7 +228,6 @@ async fn bring_up(state: &AppState, conv: &ConversationRow, machine: Option<&San
                 Some("ephemeral") => Some(SandboxMode::Ephemeral),
                 _ => None,
             };
-            let api_access = if conv.api_access == "none" { ApiAccess::None } else { ApiAccess::Owner };
             let sandbox = machines::launch(
                 state,
                 LaunchRequest {
@@ -235,7 +237,7 @@ async fn bring_up(state: &AppState, conv: &ConversationRow, machine: Option<&San
                     vault_id: conv.vault_id,
                     mode,
                     machine_name: None,
-                    api_access,
+                    api_access: api_access(&conv.api_access),
                     conversation_id: Some(conv.id),
                 },
             )
@@ -257,7 +259,7 @@ struct Opened {
 /// Claims the conversation and takes its queued prompt, recording the turn;
 /// `None` when no prompt waits or a turn runs.
 async fn claim_pending(state: &AppState, conversation_id: Uuid) -> Option<Opened> {
-    let Ok(true) = store::claim_turn(&state.db, conversation_id).await else { return None };
+    let Ok(true) = store::claim_queued_turn(&state.db, conversation_id).await else { return None };
     let taken = store::take_pending(&state.db, conversation_id).await;
     let conv = store::get(&state.db, conversation_id).await;
     let (Ok(Some(prompt)), Ok(Some(conv))) = (taken, conv) else {
@@ -327,9 +329,7 @@ async fn run_turns(state: AppState, first: Opened) {
         if !run_turn(&state, conv, sandbox_id, turn_id, input).await {
             return;
         }
-        if store::get(&state.db, id).await.ok().flatten().is_some_and(|c| c.pending_prompt.is_some()) {
-            next = claim_pending(&state, id).await;
-        }
+        next = claim_pending(&state, id).await;
     }
 }
 
@@ -358,6 +358,7 @@ async fn turn_ctx(
         machine_started: row.last_resumed_at,
         turn_id,
         transcript: Transcript::new(material.redactor),
+        machine_env: material.env,
         live: state.conversations.live(conv.id),
         sup: svc.provider.supervisor(sandbox_id),
         started: Instant::now(),
@@ -460,13 +461,8 @@ async fn finish_and_release(
 async fn start_session(ctx: &TurnCtx, conv: &ConversationRow) -> Result<Session, String> {
     let agent = crate::agents::get_agent(&ctx.state, conv.account_id, conv.agent_id).await.map_err(machines::reason)?;
     let argv = session::argv(&agent)?;
-    let row = crate::sandboxes::store::get(&ctx.state.db, ctx.sandbox_id)
-        .await
-        .map_err(|e| e.to_string())?
-        .ok_or("the machine is gone")?;
-    let material = machines::material(&ctx.state, &row, None).await.map_err(machines::reason)?;
     let (session, handshake) =
-        session::open(&ctx.sup, conv.id, (ctx.sandbox_id, ctx.machine_started), argv, &material.env)
+        session::open(&ctx.sup, conv.id, (ctx.sandbox_id, ctx.machine_started), argv, &ctx.machine_env)
             .await
             .map_err(|e| ctx.transcript.redact_str(&e))?;
     let options = handshake.session.config_options.as_ref().map(|o| serde_json::to_value(o).unwrap_or(Value::Null));

@@ -33,6 +33,8 @@ pub struct TurnCtx {
     pub machine_started: Option<i64>,
     pub turn_id: Uuid,
     pub transcript: Transcript,
+    /// The machine's environment (the agent's auth method depends on which keys it holds).
+    pub machine_env: std::collections::BTreeMap<String, String>,
     pub live: Arc<Live>,
     pub sup: Supervisor,
     pub started: Instant,
