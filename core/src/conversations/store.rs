@@ -354,15 +354,6 @@ pub async fn set_session(
     Ok(())
 }
 
-pub async fn set_agent_offset(db: &Db, id: Uuid, offset: i64) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE conversations SET agent_offset = $2 WHERE id = $1")
-        .bind(id.to_string())
-        .bind(offset)
-        .execute(&db.pool)
-        .await?;
-    Ok(())
-}
-
 /// Queues a prompt for when the machine is up; false when one already waits (the later one is dropped).
 pub async fn put_pending(db: &Db, id: Uuid, prompt: &Value) -> Result<bool, sqlx::Error> {
     let done = sqlx::query(
@@ -573,12 +564,6 @@ pub async fn turns(db: &Db, conversation_id: Uuid) -> Result<Vec<TurnRow>, sqlx:
     ));
     let rows = sqlx::query(sql).bind(conversation_id.to_string()).fetch_all(&db.pool).await?;
     rows.iter().map(TurnRow::from_row).collect()
-}
-
-pub async fn get_turn(db: &Db, id: Uuid) -> Result<Option<TurnRow>, sqlx::Error> {
-    let sql = sqlx::AssertSqlSafe(format!("SELECT {TURN_COLUMNS} FROM turns WHERE id = $1"));
-    let row = sqlx::query(sql).bind(id.to_string()).fetch_optional(&db.pool).await?;
-    row.as_ref().map(TurnRow::from_row).transpose()
 }
 
 /// The turn still running on a conversation, if any.

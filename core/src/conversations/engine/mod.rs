@@ -112,11 +112,6 @@ impl Engine {
     fn forget(&self, id: Uuid) {
         self.live.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
     }
-
-    /// Conversations with a live agent session here (the benchmark's memory figure counts them).
-    pub fn live_count(&self) -> usize {
-        self.live.lock().unwrap_or_else(PoisonError::into_inner).len()
-    }
 }
 
 fn api_access(stored: &str) -> ApiAccess {
