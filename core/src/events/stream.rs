@@ -264,8 +264,9 @@ where
     let events = Box::pin(events);
     futures::stream::unfold((events, signals), move |(mut events, mut signals)| async move {
         loop {
+            // Signals first: one sent before an event was written is sent before it.
             tokio::select! {
-                e = futures::StreamExt::next(&mut events) => return e.map(|e| (e, (events, signals))),
+                biased;
                 s = signals.recv() => match s {
                     Ok(a) if a == account => return Some((signal::frame(), (events, signals))),
                     Ok(_) => {}
@@ -274,6 +275,7 @@ where
                     // The bus lives in the state this stream's events hold: not while they flow.
                     Err(broadcast::error::RecvError::Closed) => return None,
                 },
+                e = futures::StreamExt::next(&mut events) => return e.map(|e| (e, (events, signals))),
             }
         }
     })
