@@ -9,29 +9,18 @@
 
 use std::time::{Duration, Instant};
 
-use acs::core::config;
 use acs::core::secrets::{open, seal};
-use figment::providers::Serialized;
 use serde_json::{Value, json};
 use sqlx::Connection;
 
 const AGENTS: usize = 2000;
 const READS: usize = 10000;
+#[path = "util/mod.rs"]
+mod util;
+use util::{bench_account, start_server};
+
 const CONCURRENCY: usize = 16;
 const CRYPTO_ROUNDS: u32 = 100_000;
-
-async fn start(db_url: &str, dir: &std::path::Path) -> acs::core::server::Running {
-    let fig = config::figment(None)
-        .merge(Serialized::default("listen", "127.0.0.1:0"))
-        .merge(Serialized::default("database.url", db_url))
-        .merge(Serialized::default("secrets.master_key_file", dir.join("acs.key").display().to_string()))
-        .merge(Serialized::default("limits.requests_per_key", 100_000_000))
-        .merge(Serialized::default("limits.requests_per_address", 100_000_000))
-        .merge(Serialized::default("log.level", "warn"));
-    let loaded = config::from_figment(fig).expect("configuration");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    acs::core::server::start(loaded, listener).await.expect("server starts")
-}
 
 /// Runs `n` requests made by `make(i)` from CONCURRENCY tasks; returns requests per second.
 async fn rate<F>(n: usize, make: F) -> f64
@@ -65,14 +54,10 @@ where
 async fn agents_on(label: &str, db_url: &str) -> (f64, f64) {
     let dir = std::env::temp_dir().join(format!("acs-bench-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).unwrap();
-    let running = start(db_url, &dir).await;
+    let running = start_server(db_url, &dir, &[]).await;
     let base = format!("http://{}", running.addr);
     let http = reqwest::Client::new();
-    let creds = json!({"email": "bench@example.com", "password": "benchmark password"});
-    http.post(format!("{base}/api/auth/register")).json(&creds).send().await.unwrap();
-    let login: Value =
-        http.post(format!("{base}/api/auth/login")).json(&creds).send().await.unwrap().json().await.unwrap();
-    let key = login["data"]["api_key"].as_str().unwrap().to_owned();
+    let (_, key) = bench_account(&http, &base).await;
 
     let (h, b, k) = (http.clone(), base.clone(), key.clone());
     let creates = rate(AGENTS, move |i| {

@@ -15,16 +15,14 @@
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use acs::core::config;
 use acs::core::events::{self, NewEvent, Scope};
-use figment::providers::Serialized;
 use serde_json::{Value, json};
 use sqlx::Connection;
 use uuid::Uuid;
 
 #[path = "util/mod.rs"]
 mod util;
-use util::{env_or, percentile};
+use util::{bench_account, env_or, percentile, start_server};
 
 /// The clock appends and receipts are both read from (one process).
 fn clock() -> Instant {
@@ -34,20 +32,6 @@ fn clock() -> Instant {
 
 fn micros_now() -> u64 {
     u64::try_from(clock().elapsed().as_micros()).unwrap_or(u64::MAX)
-}
-
-async fn start(db_url: &str, dir: &std::path::Path) -> acs::core::server::Running {
-    let fig = config::figment(None)
-        .merge(Serialized::default("listen", "127.0.0.1:0"))
-        .merge(Serialized::default("database.url", db_url))
-        .merge(Serialized::default("secrets.master_key_file", dir.join("acs.key").display().to_string()))
-        .merge(Serialized::default("sandbox.dir", dir.join("sandboxes").display().to_string()))
-        .merge(Serialized::default("limits.requests_per_key", 100_000_000))
-        .merge(Serialized::default("limits.requests_per_address", 100_000_000))
-        .merge(Serialized::default("log.level", "warn"));
-    let loaded = config::from_figment(fig).expect("configuration");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    acs::core::server::start(loaded, listener).await.expect("server starts")
 }
 
 /// An agent's text chunk as the turn engine writes it.
@@ -80,7 +64,7 @@ async fn append_rate(state: &acs::core::AppState, total: usize, per_call: usize)
 async fn appends_on(label: &str, db_url: &str, total: usize) {
     let dir = std::env::temp_dir().join(format!("acs-bench-{}", Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).unwrap();
-    let running = start(db_url, &dir).await;
+    let running = start_server(db_url, &dir, &[]).await;
     let batched = append_rate(&running.state, total, 100).await;
     let single = append_rate(&running.state, total / 10, 1).await;
     println!("| {label} | {batched:.0} | {single:.0} |");
@@ -122,16 +106,10 @@ async fn subscriber(
 async fn fanout(subscribers: usize, events_n: usize, interval: Duration) {
     let dir = std::env::temp_dir().join(format!("acs-bench-{}", Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).unwrap();
-    let running = start(&format!("sqlite://{}", dir.join("acs.db").display()), &dir).await;
+    let running = start_server(&format!("sqlite://{}", dir.join("acs.db").display()), &dir, &[]).await;
     let base = format!("http://{}", running.addr);
     let http = reqwest::Client::builder().pool_max_idle_per_host(0).build().unwrap();
-    let creds = json!({"email": "bench@example.com", "password": "benchmark password"});
-    let r: Value =
-        http.post(format!("{base}/api/auth/register")).json(&creds).send().await.unwrap().json().await.unwrap();
-    let account: Uuid = r["data"]["user_id"].as_str().unwrap().parse().unwrap();
-    let login: Value =
-        http.post(format!("{base}/api/auth/login")).json(&creds).send().await.unwrap().json().await.unwrap();
-    let key = login["data"]["api_key"].as_str().unwrap().to_owned();
+    let (account, key) = bench_account(&http, &base).await;
     let scope = Scope { account_id: account, sandbox_id: None, conversations: vec![Uuid::now_v7()], turn_id: None };
 
     let (ready_tx, mut ready_rx) = tokio::sync::mpsc::unbounded_channel();

@@ -12,16 +12,14 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use acs::core::agents::get_agent;
-use acs::core::config;
 use acs::core::sandboxes::model::{ApiAccess, SandboxState};
 use acs::core::sandboxes::{self, LaunchRequest, service::service, store};
-use figment::providers::Serialized;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
 #[path = "util/mod.rs"]
 mod util;
-use util::{env_or, machine_pss_kib, percentile};
+use util::{bench_account, env_or, machine_pss_kib, percentile, start_server};
 
 fn bare_bwrap(runs: usize) -> Vec<f64> {
     let args = [
@@ -75,28 +73,13 @@ async fn main() {
     let at_once = env_or("BENCH_SANDBOXES_AT_ONCE", 100);
     let dir = std::env::temp_dir().join(format!("acs-bench-sbx-{}", Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).unwrap();
-    let fig = config::figment(None)
-        .merge(Serialized::default("listen", "127.0.0.1:0"))
-        .merge(Serialized::default("database.url", format!("sqlite://{}", dir.join("acs.db").display())))
-        .merge(Serialized::default("secrets.master_key_file", dir.join("acs.key").display().to_string()))
-        .merge(Serialized::default("sandbox.dir", dir.join("sandboxes").display().to_string()))
-        .merge(Serialized::default("log.level", "warn"));
-    let loaded = config::from_figment(fig).expect("configuration");
-    let lease_dir = loaded.config.sandbox.lease_dir.clone();
-    let run_dir = loaded.config.sandbox.run_dir.clone();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let running = acs::core::server::start(loaded, listener).await.expect("server starts");
+    let running = start_server(&format!("sqlite://{}", dir.join("acs.db").display()), &dir, &[]).await;
     let state = running.state.clone();
+    let lease_dir = state.config().sandbox.lease_dir.clone();
+    let run_dir = state.config().sandbox.run_dir.clone();
     let base = format!("http://{}", running.addr);
     let http = reqwest::Client::new();
-    let creds = json!({"email": "bench@example.com", "password": "benchmark password"});
-    http.post(format!("{base}/api/auth/register")).json(&creds).send().await.unwrap();
-    let login: Value =
-        http.post(format!("{base}/api/auth/login")).json(&creds).send().await.unwrap().json().await.unwrap();
-    let key = login["data"]["api_key"].as_str().unwrap().to_owned();
-    let me: Value =
-        http.get(format!("{base}/api/auth/me")).bearer_auth(&key).send().await.unwrap().json().await.unwrap();
-    let account_id: Uuid = me["data"]["id"].as_str().or(me["data"]["user_id"].as_str()).unwrap().parse().unwrap();
+    let (account_id, key) = bench_account(&http, &base).await;
     let mut agent_ids = Vec::new();
     for (name, mode) in [("eph", "ephemeral"), ("home", "persistent")] {
         let a: Value = http

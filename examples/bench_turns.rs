@@ -11,14 +11,12 @@
 
 use std::time::{Duration, Instant};
 
-use acs::core::config;
-use figment::providers::Serialized;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
 #[path = "util/mod.rs"]
 mod util;
-use util::{env_or, percentile};
+use util::{bench_account, env_or, percentile, start_server};
 
 /// Reads SSE frames until an output event of `conversation`; returns when it arrived.
 async fn first_output(stream: &mut reqwest::Response, buf: &mut String, conversation: &str) -> Instant {
@@ -79,28 +77,14 @@ async fn main() {
         agent_bin.canonicalize().expect("target/<profile>/scripted-agent (cargo build -p acs-scripted-agent)");
     let dir = std::env::temp_dir().join(format!("acs-bench-turns-{}", Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).unwrap();
-    let fig = config::figment(None)
-        .merge(Serialized::default("listen", "127.0.0.1:0"))
-        .merge(Serialized::default("database.url", format!("sqlite://{}", dir.join("acs.db").display())))
-        .merge(Serialized::default("secrets.master_key_file", dir.join("acs.key").display().to_string()))
-        .merge(Serialized::default("sandbox.dir", dir.join("sandboxes").display().to_string()))
-        .merge(Serialized::default(
-            "sandbox.ro_binds",
-            vec![format!("{}:/opt/acs/bin/scripted-agent", agent_bin.display())],
-        ))
-        .merge(Serialized::default("limits.requests_per_key", 1_000_000))
-        .merge(Serialized::default("log.level", "warn"));
-    let loaded = config::from_figment(fig).expect("configuration");
-    let (lease_dir, run_dir) = (loaded.config.sandbox.lease_dir.clone(), loaded.config.sandbox.run_dir.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let running = acs::core::server::start(loaded, listener).await.expect("server starts");
+    let binds = json!([format!("{}:/opt/acs/bin/scripted-agent", agent_bin.display())]);
+    let db_url = format!("sqlite://{}", dir.join("acs.db").display());
+    let running = start_server(&db_url, &dir, &[("sandbox.ro_binds", binds)]).await;
+    let sandbox_cfg = &running.state.config().sandbox;
+    let (lease_dir, run_dir) = (sandbox_cfg.lease_dir.clone(), sandbox_cfg.run_dir.clone());
     let base = format!("http://{}", running.addr);
     let http = reqwest::Client::new();
-    let creds = json!({"email": "bench@example.com", "password": "benchmark password"});
-    http.post(format!("{base}/api/auth/register")).json(&creds).send().await.unwrap();
-    let login: Value =
-        http.post(format!("{base}/api/auth/login")).json(&creds).send().await.unwrap().json().await.unwrap();
-    let key = login["data"]["api_key"].as_str().unwrap().to_owned();
+    let (_, key) = bench_account(&http, &base).await;
     let post = |path: &str, body: Value| http.post(format!("{base}{path}")).bearer_auth(&key).json(&body).send();
     let agent: Value =
         post("/api/agents", json!({"name": "bench", "runtime": "acp", "command": ["/opt/acs/bin/scripted-agent"]}))

@@ -37,3 +37,39 @@ pub fn machine_pss_kib(root_pid: i32) -> u64 {
         .map(|l| l.split_whitespace().nth(1).unwrap().parse::<u64>().unwrap())
         .sum()
 }
+
+/// A server for a benchmark on 127.0.0.1:0: the database at `db_url`, its
+/// key and sandboxes under `dir`, rate limits lifted, warnings only, then
+/// `extra` settings (dotted keys).
+pub async fn start_server(
+    db_url: &str,
+    dir: &std::path::Path,
+    extra: &[(&str, serde_json::Value)],
+) -> acs::core::server::Running {
+    use figment::providers::Serialized;
+    let mut fig = acs::core::config::figment(None)
+        .merge(Serialized::default("listen", "127.0.0.1:0"))
+        .merge(Serialized::default("database.url", db_url))
+        .merge(Serialized::default("secrets.master_key_file", dir.join("acs.key").display().to_string()))
+        .merge(Serialized::default("sandbox.dir", dir.join("sandboxes").display().to_string()))
+        .merge(Serialized::default("limits.requests_per_key", 100_000_000))
+        .merge(Serialized::default("limits.requests_per_address", 100_000_000))
+        .merge(Serialized::default("log.level", "warn"));
+    for (key, value) in extra {
+        fig = fig.merge(Serialized::default(key, value));
+    }
+    let loaded = acs::core::config::from_figment(fig).expect("configuration");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    acs::core::server::start(loaded, listener).await.expect("server starts")
+}
+
+/// Registers the benchmark's account and logs in: its id and a full-scope key.
+pub async fn bench_account(http: &reqwest::Client, base: &str) -> (uuid::Uuid, String) {
+    let creds = serde_json::json!({"email": "bench@example.com", "password": "benchmark password"});
+    let r: serde_json::Value =
+        http.post(format!("{base}/api/auth/register")).json(&creds).send().await.unwrap().json().await.unwrap();
+    let account = r["data"]["user_id"].as_str().unwrap().parse().unwrap();
+    let login: serde_json::Value =
+        http.post(format!("{base}/api/auth/login")).json(&creds).send().await.unwrap().json().await.unwrap();
+    (account, login["data"]["api_key"].as_str().unwrap().to_owned())
+}
