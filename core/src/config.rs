@@ -33,6 +33,7 @@ pub struct Config {
     pub email: EmailConfig,
     pub limits: LimitsConfig,
     pub sandbox: SandboxConfig,
+    pub webhooks: WebhooksConfig,
     pub secrets: SecretsConfig,
     pub metrics: MetricsConfig,
     pub log: LogConfig,
@@ -159,6 +160,47 @@ impl Default for SecretsConfig {
     }
 }
 
+/// Webhook delivery (spec 6.1). The spec's values are the defaults; tests shorten the clocks.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WebhooksConfig {
+    /// Permit `http://` endpoint URLs (the scheme only; the address rules still hold).
+    /// Also read from `WEBHOOK_ALLOW_HTTP`.
+    pub allow_http: bool,
+    /// Address blocks exempted from the refusal of private and reserved addresses.
+    pub allowed_private_cidrs: Vec<IpNet>,
+    /// Delay before each retry (seconds, fractions allowed); the last repeats if the list is
+    /// shorter than the attempts. The default spreads 8 attempts over about a day.
+    pub retry_schedule_seconds: Vec<f64>,
+    /// Whole-request timeout of one attempt.
+    pub timeout_seconds: f64,
+    /// How long a claimed delivery stays reserved to one worker; a worker that died is
+    /// replaced after this. Must exceed `timeout_seconds`.
+    pub lease_seconds: f64,
+    /// Deliveries in flight per server.
+    pub concurrency: usize,
+    /// Delivery log retention.
+    pub retention_seconds: u64,
+    /// Pause between two runs of the retention cleanup.
+    pub cleanup_interval_seconds: u64,
+}
+
+impl Default for WebhooksConfig {
+    fn default() -> Self {
+        WebhooksConfig {
+            allow_http: false,
+            allowed_private_cidrs: Vec::new(),
+            // 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: attempt 8 about 27 h after the event.
+            retry_schedule_seconds: vec![5.0, 300.0, 1800.0, 7200.0, 18000.0, 36000.0, 36000.0],
+            timeout_seconds: 10.0,
+            lease_seconds: 60.0,
+            concurrency: 128,
+            retention_seconds: 30 * 86_400,
+            cleanup_interval_seconds: 3600,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MetricsConfig {
@@ -185,6 +227,7 @@ impl Default for Config {
             email: EmailConfig::default(),
             limits: LimitsConfig::default(),
             sandbox: SandboxConfig::default(),
+            webhooks: WebhooksConfig::default(),
             secrets: SecretsConfig::default(),
             metrics: MetricsConfig::default(),
             log: LogConfig::default(),
@@ -308,12 +351,33 @@ pub fn figment(file: Option<&Path>) -> Figment {
     fig.merge(
         Env::prefixed("ACS_").filter(|k| !SANDBOX_ENV.iter().any(|s| k.as_str().eq_ignore_ascii_case(s))).split("__"),
     )
+    // The spec's own name for the scheme switch.
+    .merge(Env::raw().only(&["WEBHOOK_ALLOW_HTTP"]).map(|_| "webhooks.allow_http".into()))
 }
 
 /// Loads and checks the configuration.
 pub fn load(file: Option<&Path>) -> Result<Loaded, ConfigError> {
     check_file_exists(file)?;
     from_figment(figment(file))
+}
+
+fn check_webhooks(w: &WebhooksConfig) -> Result<(), ConfigError> {
+    let invalid = |key: &str, message: &str| {
+        Err(ConfigError::Invalid { key: format!("webhooks.{key}"), message: message.into() })
+    };
+    if w.retry_schedule_seconds.is_empty() || w.retry_schedule_seconds.iter().any(|s| !s.is_finite() || *s < 0.0) {
+        return invalid("retry_schedule_seconds", "must list at least one delay of zero or more seconds");
+    }
+    if !(w.timeout_seconds.is_finite() && w.timeout_seconds > 0.0) {
+        return invalid("timeout_seconds", "must be more than zero");
+    }
+    if !(w.lease_seconds.is_finite() && w.lease_seconds > w.timeout_seconds) {
+        return invalid("lease_seconds", "must be longer than webhooks.timeout_seconds");
+    }
+    if w.concurrency == 0 || w.cleanup_interval_seconds == 0 {
+        return invalid("concurrency", "concurrency and cleanup_interval_seconds must be at least 1");
+    }
+    Ok(())
 }
 
 fn check_file_exists(file: Option<&Path>) -> Result<(), ConfigError> {
@@ -367,6 +431,7 @@ pub fn from_figment(figment: Figment) -> Result<Loaded, ConfigError> {
     if config.limits.window_seconds == 0 {
         return Err(ConfigError::Invalid { key: "limits.window_seconds".into(), message: "must be at least 1".into() });
     }
+    check_webhooks(&config.webhooks)?;
     Ok(Loaded { config, figment })
 }
 

@@ -34,6 +34,7 @@ pub mod server;
 pub mod state;
 pub mod time_fmt;
 pub mod vaults;
+pub mod webhooks;
 
 pub use error::{ApiError, ApiResult};
 pub use extension::Extension;

@@ -89,6 +89,7 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         sandboxes: Default::default(),
         events: Default::default(),
         conversations: Default::default(),
+        webhooks: Default::default(),
         request_ids: middleware::RequestIds::new(),
         db,
         loaded,
@@ -110,7 +111,8 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         .merge(crate::sandboxes::router())
         .merge(crate::events::stream::router())
         .merge(crate::conversations::router())
-        .merge(crate::events::feed::router());
+        .merge(crate::events::feed::router())
+        .merge(crate::webhooks::router());
     for ext in &exts {
         let gate = Gate { state: state.clone(), name: ext.name() };
         protected = protected.merge(ext.routes().route_layer(from_fn_with_state(gate, feature_gate)));
@@ -192,6 +194,7 @@ pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, Box
     let mut workers = JoinSet::new();
     workers.spawn(sweeper);
     workers.spawn(crate::events::bus::relay(state.clone()));
+    workers.spawn(crate::webhooks::worker::run(state.clone()));
     for ext in &enabled {
         for w in ext.workers(&state) {
             workers.spawn(w);

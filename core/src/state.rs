@@ -48,6 +48,8 @@ pub struct Inner {
     pub sandboxes: std::sync::OnceLock<Arc<crate::sandboxes::Sandboxes>>,
     /// Live agent sessions and running turns of this server.
     pub conversations: crate::conversations::engine::Engine,
+    /// The webhook delivery loop's doorbell.
+    pub webhooks: crate::webhooks::Webhooks,
 }
 
 /// Values keyed by their type; an extension stores its runtime state here in

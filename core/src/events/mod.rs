@@ -219,6 +219,7 @@ pub async fn append(
             e.id = id;
         }
     }
+    let webhooks = crate::webhooks::queue::enqueue(&mut tx, &rows).await?;
     if let Some(mark) = mark {
         sqlx::query("UPDATE conversations SET agent_offset = $2 WHERE id = $1")
             .bind(mark.conversation_id.to_string())
@@ -227,6 +228,9 @@ pub async fn append(
             .await?;
     }
     tx.commit().await?;
+    if webhooks {
+        app.webhooks.wake();
+    }
     rows.sort_by_key(|e| e.id);
     for e in &rows {
         app.events.publish(e.clone());
