@@ -212,29 +212,72 @@ async fn interrupt_stops_the_turn_and_its_permission_request(b: Backend) {
     assert_eq!(r.body["data"]["interrupted"], false);
 
     // A permission request waits for an answer; an interrupt cancels it.
-    let r = prompt(&app, &u, conv, json!({"prompt": "permission: t9 Run rm -rf /tmp/x"})).await;
-    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
-    for _ in 0..200 {
-        if stages(&events(&app, conv).await, "request").contains(&"started".to_owned()) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    let block: String =
-        sqlx::query("SELECT blocks FROM events WHERE conversation_id = $1 AND blocks LIKE '%permission_request%'")
-            .bind(conv.to_string())
-            .fetch_one(&app.state().db.pool)
-            .await
-            .unwrap()
-            .get("blocks");
-    let block: Value = serde_json::from_str(&block).unwrap();
-    assert_eq!(block[0]["options"][0]["optionId"], "allow-once");
+    let block = ask_permission(&app, &u, conv, "permission: t9 Run rm -rf /tmp/x").await;
+    assert_eq!(block["options"][0]["optionId"], "allow-once");
     app.post(&format!("/api/conversations/{conv}/interrupt"), &u.key, json!({})).await;
     let t = finished_turns(&app, conv, 2).await;
     assert_eq!(t[1].status, "interrupted");
     let ev = events(&app, conv).await;
     assert_eq!(stages(&ev, "request"), ["started", "done"]);
     assert!(stdout(&ev).contains("permission: cancelled"), "{}", stdout(&ev));
+}
+
+/// Sends a prompt whose turn asks a permission; returns its `permission_request` block.
+async fn ask_permission(app: &TestApp, u: &User, conv: Uuid, prompt_text: &str) -> Value {
+    let r = prompt(app, u, conv, json!({ "prompt": prompt_text })).await;
+    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
+    for _ in 0..400 {
+        let row = sqlx::query(
+            "SELECT blocks FROM events WHERE conversation_id = $1 AND blocks LIKE '%permission_request%' \
+             ORDER BY id DESC LIMIT 1",
+        )
+        .bind(conv.to_string())
+        .fetch_optional(&app.state().db.pool)
+        .await
+        .unwrap();
+        if let Some(row) = row {
+            let blocks: Value = serde_json::from_str(&row.get::<String, _>("blocks")).unwrap();
+            if stages(&events(app, conv).await, "request").last().map(String::as_str) == Some("started") {
+                return blocks[0].clone();
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!("no permission request");
+}
+
+async fn a_permission_answer_reaches_the_agent(b: Backend) {
+    let app = app_with_agent(b).await;
+    let u = app.user().await;
+    let a = agent(&app, &u, json!({})).await;
+    let conv = id_of(&create(&app, &u, json!({"agent_id": a})).await);
+    let block = ask_permission(&app, &u, conv, "permission: t1 Run ls").await;
+    let request_id = block["request_id"].as_str().unwrap().to_owned();
+    let path = format!("/api/conversations/{conv}/permissions/{request_id}");
+
+    let r = app.post(&path, &u.key, json!({"option_id": "allow-forever"})).await;
+    assert_error(&r, StatusCode::UNPROCESSABLE_ENTITY, "unknown_option");
+    let r =
+        app.post(&format!("/api/conversations/{conv}/permissions/999"), &u.key, json!({"option_id": "reject"})).await;
+    assert_error(&r, StatusCode::NOT_FOUND, "not_found");
+    let other = app.user().await;
+    let r = app.post(&path, &other.key, json!({"option_id": "reject"})).await;
+    assert_error(&r, StatusCode::NOT_FOUND, "not_found");
+
+    let r = app.post(&path, &u.key, json!({"option_id": "allow-once"})).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+    let t = finished_turns(&app, conv, 1).await;
+    assert_eq!(t[0].status, "done");
+    let ev = events(&app, conv).await;
+    assert!(stdout(&ev).contains("permission: allow-once"), "{}", stdout(&ev));
+    assert_eq!(stages(&ev, "request"), ["started", "done"], "answered once, not also cancelled");
+    let done = ev.iter().find(|e| e.stage.as_deref() == Some("request") && e.state.as_deref() == Some("done")).unwrap();
+    let data: Value = serde_json::from_str(&done.data).unwrap();
+    assert_eq!(data, json!({"request_id": request_id, "outcome": "selected", "option_id": "allow-once"}));
+    assert_eq!(done.turn_id.as_deref(), Some(t[0].id.to_string().as_str()));
+    // Answered requests are closed.
+    let r = app.post(&path, &u.key, json!({"option_id": "reject"})).await;
+    assert_error(&r, StatusCode::NOT_FOUND, "not_found");
 }
 
 async fn terminate_ends_the_conversation_and_reclaims_its_machine(b: Backend) {
@@ -352,6 +395,7 @@ crate::both!(
     a_whole_turn_runs_from_create_to_idle,
     a_busy_conversation_refuses_and_a_waking_one_queues_once,
     interrupt_stops_the_turn_and_its_permission_request,
+    a_permission_answer_reaches_the_agent,
     terminate_ends_the_conversation_and_reclaims_its_machine,
     agent_failures_fail_the_turn_and_the_next_prompt_starts_afresh,
     a_server_restart_mid_turn_loses_and_repeats_nothing,

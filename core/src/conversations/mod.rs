@@ -304,6 +304,31 @@ async fn interrupt(
     Ok(ok(InterruptResponse { interrupted }))
 }
 
+/// `PermissionAnswerRequest`: one of the `optionId` values offered on the `permission_request` block.
+#[derive(Debug, serde::Deserialize, utoipa::ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PermissionAnswerRequest {
+    pub option_id: String,
+}
+
+/// Answers a permission request of the running turn (`request_id` from the
+/// `permission_request` block); the agent goes on with the chosen option.
+#[utoipa::path(post, path = "/api/conversations/{id}/permissions/{request_id}", tag = "conversations",
+    params(("id" = Uuid, Path), ("request_id" = String, Path)), request_body = PermissionAnswerRequest,
+    responses((status = 204, description = "Answered"),
+        (status = 404, description = "No open request with this id", body = crate::error::ErrorBody),
+        (status = 422, description = "`unknown_option`: not an offered `optionId`", body = crate::error::ErrorBody)))]
+async fn answer_permission(
+    State(state): State<AppState>,
+    p: Principal,
+    Path((id, request_id)): Path<(Uuid, String)>,
+    Json(req): Json<PermissionAnswerRequest>,
+) -> ApiResult<StatusCode> {
+    let row = owned(&state, &p, id).await?;
+    engine::answer_permission(&state, &row, &request_id, &req.option_id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
 /// Ends the conversation (its turn and agent stop; an ephemeral machine no
 /// other conversation holds is reclaimed). An ended one answers as it is.
 #[utoipa::path(post, path = "/api/conversations/{id}/terminate", tag = "conversations", params(("id" = Uuid, Path)),
@@ -328,4 +353,5 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(wake))
         .routes(routes!(interrupt))
         .routes(routes!(terminate))
+        .routes(routes!(answer_permission))
 }

@@ -28,7 +28,7 @@ use self::session::Session;
 use self::turn::{Outcome, TurnCtx};
 use super::store::{self, ConversationRow, NewConversation, NewTurn};
 use crate::acp::client::AcpControl;
-use crate::acp::types::{ContentBlock, ImageContent, RequestPermissionRequest};
+use crate::acp::types::{ContentBlock, ImageContent, PermissionOutcome, RequestPermissionRequest};
 use crate::agents::{Agent, SandboxMode};
 use crate::error::{ApiError, ApiResult};
 use crate::events::{self, NewEvent, Scope, StageState};
@@ -508,6 +508,64 @@ pub async fn interrupt(state: &AppState, conv: &ConversationRow) -> ApiResult<bo
         });
     }
     Ok(true)
+}
+
+/// The `request_id` of a permission request as the API shows it: the agent's JSON-RPC id.
+pub(crate) fn request_key(id: &Value) -> String {
+    match id {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn no_request() -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        "No open permission request has this id: it was answered, or it ended with its turn.",
+    )
+}
+
+/// Answers an open permission request of the running turn with one of the options it offered
+/// (422 `unknown_option` otherwise); `request` stage `done` records the choice. The request is
+/// taken from the open list before the answer goes out, so two answers cannot both be sent.
+pub async fn answer_permission(
+    state: &AppState,
+    conv: &ConversationRow,
+    request_id: &str,
+    option_id: &str,
+) -> ApiResult<()> {
+    if conv.ended() {
+        return Err(ended());
+    }
+    let live = state.conversations.live(conv.id);
+    let raw_id = {
+        let mut open = live.permissions.lock().unwrap_or_else(PoisonError::into_inner);
+        let pos = open.iter().position(|(id, _)| request_key(id) == request_id).ok_or_else(no_request)?;
+        if !open[pos].1.options.iter().any(|o| o.option_id == option_id) {
+            let offered: Vec<&str> = open[pos].1.options.iter().map(|o| o.option_id.as_str()).collect();
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "unknown_option",
+                format!("`{option_id}` is not an option of this request; offered: {}.", offered.join(", ")),
+            ));
+        }
+        open.remove(pos).0
+    };
+    let control = live.control.lock().unwrap_or_else(PoisonError::into_inner).clone().ok_or_else(no_request)?;
+    control
+        .answer_permission(&raw_id, PermissionOutcome::Selected { option_id: option_id.to_owned() })
+        .map_err(|_| no_request())?;
+    let turn = store::running_turn(&state.db, conv.id).await?;
+    let scope = Scope {
+        account_id: conv.account_id,
+        sandbox_id: conv.sandbox_id,
+        conversations: vec![conv.id],
+        turn_id: turn.map(|t| t.id),
+    };
+    let data = json!({"request_id": request_id, "outcome": "selected", "option_id": option_id});
+    events::stage(state, &scope, "request", StageState::Done, &data, None).await?;
+    Ok(())
 }
 
 /// Ends the conversation: stops its turn and agent, `terminate` stage

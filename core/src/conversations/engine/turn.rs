@@ -70,7 +70,6 @@ impl TurnCtx {
 /// Reads the turn to its end. Events that are ready together are written
 /// together (one transaction), which is what keeps the append rate up.
 pub async fn drive(ctx: &mut TurnCtx, resume: &ResumeOffset, mut turn: Turn<'_>) -> Outcome {
-    let mut open_requests: Vec<String> = Vec::new();
     let outcome = loop {
         let first = tokio::select! {
             _ = ctx.state.shutdown.cancelled() => break Outcome::Shutdown,
@@ -93,16 +92,12 @@ pub async fn drive(ctx: &mut TurnCtx, resume: &ResumeOffset, mut turn: Turn<'_>)
                     batch.extend(ctx.transcript.update(&update));
                 }
                 Some(Ok(TurnEvent::PermissionRequest { request_id, request })) => {
-                    let id = match &request_id {
-                        Value::String(s) => s.clone(),
-                        other => other.to_string(),
-                    };
+                    let id = super::request_key(&request_id);
                     batch.extend(ctx.transcript.permission(&id, &request));
                     let title = request.tool_call.get("title").cloned().unwrap_or(Value::Null);
                     let data = json!({"request_id": id, "tool_call_id": request.tool_call.get("toolCallId"),
                         "title": title});
                     batch.push(NewEvent::stage("request", StageState::Started, &ctx.transcript.redact_value(&data)));
-                    open_requests.push(id);
                     ctx.live.permissions.lock().unwrap_or_else(|p| p.into_inner()).push((request_id, request));
                 }
                 // Labels from the agent are the runtimes issue's; other extension notifications are not ours.
@@ -128,10 +123,18 @@ pub async fn drive(ctx: &mut TurnCtx, resume: &ResumeOffset, mut turn: Turn<'_>)
         }
     };
     if !matches!(outcome, Outcome::Shutdown) {
-        for id in open_requests {
+        // Requests nobody answered (an answered one left the list) ended with their turn.
+        let unanswered: Vec<String> = ctx
+            .live
+            .permissions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain(..)
+            .map(|(id, _)| super::request_key(&id))
+            .collect();
+        for id in unanswered {
             ctx.stage("request", StageState::Done, json!({"request_id": id, "outcome": "cancelled"})).await;
         }
-        ctx.live.permissions.lock().unwrap_or_else(|p| p.into_inner()).clear();
     }
     outcome
 }
