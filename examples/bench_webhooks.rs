@@ -11,7 +11,9 @@
 //! 60 s attempt timeout), one account, and one endpoint (`event_types: ["*"]`)
 //! pointing at a receiver in this process: axum on 127.0.0.1:0 answering 200
 //! with an empty body and noting when each `Service-Event-Id` (the event id)
-//! first arrives. Every event must arrive; repeated ids are counted.
+//! first arrives. Every event must arrive; repeated ids are counted. The
+//! events' conversations are rows written straight into the table (idle, no
+//! machine).
 //!
 //! 1. End to end: BENCH_WEBHOOK_EVENTS `turn`/`done` stage events appended
 //!    through `events::append`, 100 per call (25 for each of 4 conversations),
@@ -160,14 +162,32 @@ fn cpu_seconds() -> f64 {
     (ticks(11) + ticks(12)) / 100.0
 }
 
+/// A conversation row for the events (no machine, no agent process): a
+/// delivery whose conversation row is missing waits up to 30 s for it.
+async fn conversation(state: &acs::core::AppState, account: Uuid) -> Uuid {
+    let id = Uuid::now_v7();
+    let now = i64::try_from(std::time::UNIX_EPOCH.elapsed().unwrap().as_micros()).unwrap();
+    sqlx::query(
+        "INSERT INTO conversations (id, account_id, agent_id, runtime, status, labels, created_at, updated_at) \
+         VALUES ($1, $2, $3, 'claude', 'idle', '{\"bench\":\"webhooks\"}', $4, $4)",
+    )
+    .bind(id.to_string())
+    .bind(account.to_string())
+    .bind(Uuid::now_v7().to_string())
+    .bind(now)
+    .execute(&state.db.pool)
+    .await
+    .unwrap();
+    id
+}
+
 /// Appends `total` stage events, 100 per call; their ids and the time it took (s).
 async fn append_all(state: &acs::core::AppState, account: Uuid, total: usize) -> (Vec<i64>, f64) {
-    let scope = Scope {
-        account_id: account,
-        sandbox_id: None,
-        conversations: (0..4).map(|_| Uuid::now_v7()).collect(),
-        turn_id: None,
-    };
+    let mut conversations = Vec::new();
+    for _ in 0..4 {
+        conversations.push(conversation(state, account).await);
+    }
+    let scope = Scope { account_id: account, sandbox_id: None, conversations, turn_id: None };
     let batch = vec![turn_done(); 25];
     let mut ids = Vec::with_capacity(total + 100);
     let t = Instant::now();
@@ -264,7 +284,12 @@ async fn run_on(label: &str, db_url: &str, total: usize, samples: usize, interva
 
     // (3) At rest: one event at a time.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let one = Scope { account_id: account, sandbox_id: None, conversations: vec![Uuid::now_v7()], turn_id: None };
+    let one = Scope {
+        account_id: account,
+        sandbox_id: None,
+        conversations: vec![conversation(&state, account).await],
+        turn_id: None,
+    };
     let mut sent: Vec<(i64, u64)> = Vec::with_capacity(samples);
     let mut tick = tokio::time::interval(interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

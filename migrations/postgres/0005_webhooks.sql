@@ -48,6 +48,8 @@ CREATE TABLE webhook_deliveries (
 CREATE UNIQUE INDEX webhook_deliveries_event ON webhook_deliveries(endpoint_id, event_id);
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE next_attempt_at IS NOT NULL;
 CREATE INDEX webhook_deliveries_age ON webhook_deliveries(created_at);
+-- A claim reads back the rows it stamped; without this it scans the whole log.
+CREATE INDEX webhook_deliveries_claim ON webhook_deliveries(claim) WHERE claim IS NOT NULL;
 
 CREATE TABLE webhook_attempts (
     id TEXT PRIMARY KEY,
