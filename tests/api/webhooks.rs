@@ -1307,12 +1307,14 @@ async fn private_and_reserved_addresses_are_refused_before_any_request(b: Backen
 // =============================================================================================
 // 9. A crash costs a repeat, never a loss
 
-async fn a_delivery_in_flight_when_the_server_stops_is_sent_after_the_restart(b: Backend) {
+/// Holds the first attempt at the receiver, restarts the server, and checks that the event is sent
+/// again exactly once more, signed, with the same body, and settles as succeeded.
+async fn restart_mid_delivery(b: Backend, timeout_seconds: f64, lease_seconds: f64) {
     let mut app = app(
         b,
         &[
-            ("webhooks.lease_seconds", json!(2.0)),
-            ("webhooks.timeout_seconds", json!(1.0)),
+            ("webhooks.lease_seconds", json!(lease_seconds)),
+            ("webhooks.timeout_seconds", json!(timeout_seconds)),
             ("webhooks.retry_schedule_seconds", json!([0.05])),
         ],
     )
@@ -1329,48 +1331,27 @@ async fn a_delivery_in_flight_when_the_server_stops_is_sent_after_the_restart(b:
     // The server goes away while the receiver holds the request.
     app.restart().await;
     let again = r.wait_for(2).await.remove(1);
-    assert_eq!(again.event_id(), event);
-    assert_eq!(again.body, held.body);
-    assert_signed(&again, &hook.secret);
-    assert!(again.attempt() == 1 || again.attempt() == 2, "the same attempt again, or the next: {}", again.attempt());
-    let d = settled(&app, &u.key, &hook.id, &event).await;
-    assert_eq!(d["status"], "succeeded", "{d}");
-    assert_eq!(attempts(&d).last().unwrap()["response_status"], 200, "{d}");
-    assert_eq!(deliveries(&app, &u.key, &hook.id, "").await.len(), 1);
-    r.release();
-}
-
-/// As above, but the attempt outlives the shutdown: the server stops waiting for it (a graceful stop
-/// gives attempts in flight a few seconds at most), so the claim is left behind like a crashed worker's,
-/// and the next server claims it again once its lease has run out.
-async fn a_delivery_abandoned_at_shutdown_is_claimed_again_once_its_lease_runs_out(b: Backend) {
-    let mut app = app(
-        b,
-        &[
-            ("webhooks.timeout_seconds", json!(5.5)),
-            ("webhooks.lease_seconds", json!(6.0)),
-            ("webhooks.retry_schedule_seconds", json!([0.05])),
-        ],
-    )
-    .await;
-    let r = Receiver::start().await;
-    r.plan([Reply::ok().held()]);
-    let u = app.user().await;
-    let hook = create_hook(&app, &u.key, &r.url("/hook"), Some(json!(["conversation.turn.done"]))).await;
-    let c = stored_conversation(&app, &u, &[]).await;
-    let event = turn_done(app.state(), &c).await;
-    let held = r.wait_for(1).await.remove(0);
-
-    app.restart().await;
-    let again = r.wait_for(2).await.remove(1);
     assert_eq!((again.event_id(), again.body.as_slice()), (event.clone(), held.body.as_slice()));
     assert_signed(&again, &hook.secret);
     assert!(again.attempt() == 1 || again.attempt() == 2, "the same attempt again, or the next: {}", again.attempt());
     let d = settled(&app, &u.key, &hook.id, &event).await;
     assert_eq!(d["status"], "succeeded", "{d}");
     assert_eq!(attempts(&d).last().unwrap()["response_status"], 200, "{d}");
+    assert_eq!(deliveries(&app, &u.key, &hook.id, "").await.len(), 1);
     assert_eq!(r.count(), 2, "sent again once, not more");
     r.release();
+}
+
+/// The held attempt times out within the shutdown's grace, is recorded, and is retried after the restart.
+async fn a_delivery_in_flight_when_the_server_stops_is_sent_after_the_restart(b: Backend) {
+    restart_mid_delivery(b, 1.0, 2.0).await;
+}
+
+/// The attempt outlives the shutdown: the server stops waiting for it (a graceful stop gives attempts
+/// in flight a few seconds at most), so the claim is left behind like a crashed worker's, and the next
+/// server claims it again once its lease has run out.
+async fn a_delivery_abandoned_at_shutdown_is_claimed_again_once_its_lease_runs_out(b: Backend) {
+    restart_mid_delivery(b, 5.5, 6.0).await;
 }
 
 // =============================================================================================
