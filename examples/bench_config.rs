@@ -17,7 +17,7 @@ const AGENTS: usize = 2000;
 const READS: usize = 10000;
 #[path = "util/mod.rs"]
 mod util;
-use util::{bench_account, start_server};
+use util::{bench_account, pg_base, start_server};
 
 const CONCURRENCY: usize = 16;
 const CRYPTO_ROUNDS: u32 = 100_000;
@@ -104,10 +104,7 @@ fn crypto() {
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
-    let pg_base = std::env::args()
-        .skip_while(|a| a != "--postgres")
-        .nth(1)
-        .unwrap_or_else(|| "postgres://postgres@127.0.0.1:5432".into());
+    let pg_base = pg_base();
     println!("| agents, {CONCURRENCY} concurrent clients | creates/s | reads/s |");
     println!("| --- | ---: | ---: |");
     let dir = std::env::temp_dir().join(format!("acs-bench-sqlite-{}", uuid::Uuid::new_v4().simple()));

@@ -22,7 +22,7 @@ use uuid::Uuid;
 
 #[path = "util/mod.rs"]
 mod util;
-use util::{bench_account, env_or, percentile, start_server};
+use util::{bench_account, env_or, percentile, pg_base, start_server};
 
 /// The clock appends and receipts are both read from (one process).
 fn clock() -> Instant {
@@ -161,10 +161,7 @@ async fn fanout(subscribers: usize, events_n: usize, interval: Duration) {
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
     clock();
-    let pg_base = std::env::args()
-        .skip_while(|a| a != "--postgres")
-        .nth(1)
-        .unwrap_or_else(|| "postgres://postgres@127.0.0.1:5432".into());
+    let pg_base = pg_base();
     let total = env_or("BENCH_APPEND_EVENTS", 20_000);
     println!("| event appends (`events::append`, one writer) | events/s, 100 per call | events/s, 1 per call |");
     println!("| --- | ---: | ---: |");

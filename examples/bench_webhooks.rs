@@ -39,13 +39,12 @@ use acs::core::events::{self, NewEvent, Scope, StageState};
 use axum::Router;
 use axum::http::{HeaderMap, StatusCode};
 use serde_json::{Value, json};
-use sqlx::Connection;
 use tokio::sync::{Notify, watch};
 use uuid::Uuid;
 
 #[path = "util/mod.rs"]
 mod util;
-use util::{bench_account, env_or, percentile, start_server};
+use util::{bench_account, env_or, on_each_database, percentile, pg_base, start_server};
 
 /// The clock appends and receipts are both read from (one process).
 fn clock() -> Instant {
@@ -315,42 +314,23 @@ async fn run_on(label: &str, db_url: &str, total: usize, samples: usize, interva
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
     clock();
-    let pg_base = std::env::args()
-        .skip_while(|a| a != "--postgres")
-        .nth(1)
-        .unwrap_or_else(|| "postgres://postgres@127.0.0.1:5432".into());
+    let pg_base = pg_base();
     let total = env_or("BENCH_WEBHOOK_EVENTS", 10_000);
     let samples = env_or("BENCH_WEBHOOK_SAMPLES", 200);
     let interval = Duration::from_millis(env_or("BENCH_WEBHOOK_INTERVAL_MS", 50) as u64);
     let only = std::env::var("BENCH_WEBHOOK_DB").unwrap_or_default();
 
-    let mut results: Vec<(&str, Result<Outcome, String>)> = Vec::new();
-    let mut concurrency = 0;
-    if only.is_empty() || only == "sqlite" {
-        let dir = std::env::temp_dir().join(format!("acs-bench-sqlite-{}", Uuid::new_v4().simple()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let url = format!("sqlite://{}", dir.join("acs.db").display());
-        let (c, o) = run_on("SQLite", &url, total, samples, interval).await;
-        concurrency = c;
-        results.push(("SQLite", Ok(o)));
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-    if only.is_empty() || only == "postgres" {
-        let name = format!("acs_bench_{}", Uuid::new_v4().simple());
-        match sqlx::PgConnection::connect(&format!("{pg_base}/test")).await {
-            Ok(mut admin) => {
-                sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}"))).execute(&mut admin).await.unwrap();
-                let (c, o) = run_on("PostgreSQL", &format!("{pg_base}/{name}"), total, samples, interval).await;
-                concurrency = c;
-                results.push(("PostgreSQL", Ok(o)));
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                let _ = sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE {name} WITH (FORCE)")))
-                    .execute(&mut admin)
-                    .await;
-            }
-            Err(e) => results.push(("PostgreSQL", Err(format!("skipped: {e}")))),
-        }
-    }
+    let runs =
+        on_each_database(
+            &only,
+            &pg_base,
+            |label, url| async move { run_on(label, &url, total, samples, interval).await },
+        )
+        .await;
+    // Every run reports the server's delivery concurrency; the table header shows it once.
+    let concurrency = runs.iter().find_map(|(_, r)| r.as_ref().ok().map(|(c, _)| *c)).unwrap_or_default();
+    let mut results: Vec<(&str, Result<Outcome, String>)> =
+        runs.into_iter().map(|(l, r)| (l, r.map(|(_, o)| o))).collect();
 
     println!(
         "| webhooks to a loopback receiver, one server, `webhooks.concurrency` {concurrency} | deliveries/s, \

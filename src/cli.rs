@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use acs_core::config::{self, Loaded};
 use acs_core::db::Db;
-use acs_core::{secrets, server};
+use acs_core::{credits, secrets, server};
 use clap::{Parser, Subcommand};
 
 /// acs, the Agent Computer Service: runs AI coding agents in isolated
@@ -34,6 +34,37 @@ pub enum Command {
     /// Manage encryption keys.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Operator tools for account credits (they work on the configured database).
+    #[command(subcommand)]
+    Credits(CreditsCommand),
+    /// The named agent runtimes (npm packages under `runtimes.dir`; docs/runtimes.md).
+    #[command(subcommand)]
+    Runtimes(RuntimesCommand),
+}
+
+#[derive(Subcommand)]
+pub enum RuntimesCommand {
+    /// Install the pinned version of each runtime named (default: all) with npm; one already
+    /// at the pinned version is skipped.
+    Install { runtimes: Vec<String> },
+    /// Show each runtime's pinned package and installed version.
+    List,
+}
+
+#[derive(Subcommand)]
+pub enum CreditsCommand {
+    /// Add credits to an account (a `grant` ledger row); a negative amount corrects a mistake.
+    Grant {
+        email: String,
+        #[arg(allow_negative_numbers = true)]
+        amount: i64,
+    },
+    /// Comp an account (it spends nothing and is never refused for credits), or end the comp.
+    Comp {
+        email: String,
+        #[arg(value_parser = ["on", "off"])]
+        state: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -72,6 +103,9 @@ pub fn main() -> ExitCode {
         print!("{}", loaded.render_masked());
         return ExitCode::SUCCESS;
     }
+    if let Command::Runtimes(c) = cli.command {
+        return runtimes(&loaded, c);
+    }
     init_logging(&loaded);
     let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(rt) => rt,
@@ -85,7 +119,8 @@ pub fn main() -> ExitCode {
             Command::Serve => serve(loaded).await,
             Command::Migrate => migrate(loaded).await,
             Command::Keys(KeysCommand::RotateMaster) => rotate_master(loaded).await,
-            Command::Config => unreachable!("handled above"),
+            Command::Credits(c) => credits(loaded, c).await,
+            Command::Config | Command::Runtimes(_) => unreachable!("handled above"),
         }
     });
     match result {
@@ -126,4 +161,60 @@ async fn rotate_master(loaded: Loaded) -> anyhow::Result<()> {
     let n = crypto.rewrap_all(&db).await?;
     println!("re-wrapped {n} account data key(s)");
     Ok(())
+}
+
+async fn credits(loaded: Loaded, command: CreditsCommand) -> anyhow::Result<()> {
+    let db = Db::connect(&loaded.config.database).await?;
+    db.migrate().await?;
+    match command {
+        CreditsCommand::Grant { email, amount } => {
+            let balance = credits::operator::grant(&db, &email, amount).await?;
+            println!("granted {amount} credits to {email}; balance {balance}");
+        }
+        CreditsCommand::Comp { email, state } => {
+            let on = state == "on";
+            let balance = credits::operator::set_comped(&db, &email, on).await?;
+            println!("{email} is {}comped; balance {balance}", if on { "" } else { "no longer " });
+        }
+    }
+    Ok(())
+}
+
+fn runtimes(loaded: &Loaded, command: RuntimesCommand) -> ExitCode {
+    use acs_core::runtimes::{self, InstallOutcome};
+    let dir = std::path::Path::new(&loaded.config.runtimes.dir);
+    match command {
+        RuntimesCommand::List => {
+            for s in runtimes::list(dir) {
+                let installed = s.installed.unwrap_or_else(|| "not installed".into());
+                println!(
+                    "{:<9} {:<34} pinned {:<8} installed {installed}",
+                    s.pinned.name, s.pinned.package, s.pinned.version
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        RuntimesCommand::Install { runtimes: names } => match runtimes::install(dir, &names) {
+            Ok(outcomes) => {
+                for o in outcomes {
+                    match o {
+                        InstallOutcome::Installed { runtime, version, replaced: Some(old) } => {
+                            println!("{runtime}: installed {version} (replacing {old})")
+                        }
+                        InstallOutcome::Installed { runtime, version, replaced: None } => {
+                            println!("{runtime}: installed {version}")
+                        }
+                        InstallOutcome::Present { runtime, version } => {
+                            println!("{runtime}: {version} already installed")
+                        }
+                    }
+                }
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("acs: {e}");
+                ExitCode::FAILURE
+            }
+        },
+    }
 }

@@ -34,6 +34,12 @@ pub struct Config {
     pub limits: LimitsConfig,
     pub sandbox: SandboxConfig,
     pub webhooks: WebhooksConfig,
+    pub queue: QueueConfig,
+    pub team: TeamConfig,
+    pub conversations: ConversationsConfig,
+    pub credits: CreditsConfig,
+    pub inference: InferenceConfig,
+    pub runtimes: RuntimesConfig,
     pub secrets: SecretsConfig,
     pub metrics: MetricsConfig,
     pub log: LogConfig,
@@ -105,6 +111,24 @@ pub struct LimitsConfig {
     pub trusted_proxies: Vec<IpNet>,
     /// Largest accepted request body.
     pub max_body_bytes: usize,
+    /// Concurrent hosted sandboxes (pending, starting, ready) per account; 0 = no ceiling.
+    pub sandboxes_per_account: u32,
+    /// Concurrent hosted sandboxes across every account and replica; 0 = no ceiling.
+    pub sandboxes_fleet: u32,
+    /// Execution limit ceilings and policy keys (docs/conversations.md).
+    pub execution: ExecutionLimitsConfig,
+}
+
+/// `[limits.execution]`: host ceilings of the execution limits an agent may
+/// ask for (unset = no ceiling), and the keys the deployment sets as policy.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExecutionLimitsConfig {
+    pub max_turn_seconds: Option<u64>,
+    pub max_output_tokens: Option<u64>,
+    pub max_turns: Option<u64>,
+    /// Limit keys a request may not set (the deployment configures them itself).
+    pub policy: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -201,6 +225,141 @@ impl Default for WebhooksConfig {
     }
 }
 
+/// Teammates' cron schedules (docs/team.md).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TeamConfig {
+    /// Pause between two looks for due schedules (seconds, fractions allowed).
+    pub tick_seconds: f64,
+    /// Test switch: seconds added to the wall clock for schedule times (due, next and last run),
+    /// so a test can start a server whose clock reads just before a minute. Keep 0 in production.
+    pub clock_offset_seconds: f64,
+}
+
+impl Default for TeamConfig {
+    fn default() -> Self {
+        TeamConfig { tick_seconds: 1.0, clock_offset_seconds: 0.0 }
+    }
+}
+
+/// Conversations and their turns (docs/conversations.md).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ConversationsConfig {
+    /// Seconds an `ask` permission request waits for an answer when neither the agent's nor the
+    /// launch's policy sets `ask_timeout`; then it is denied (1 to 31536000).
+    pub permission_timeout_seconds: u64,
+}
+
+impl Default for ConversationsConfig {
+    fn default() -> Self {
+        ConversationsConfig { permission_timeout_seconds: 3600 }
+    }
+}
+
+/// Credits (docs/credits.md). Off by default: a self-hosted instance spends
+/// nothing and never answers 402. Amounts are whole credits.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CreditsConfig {
+    /// Keep balances, spend them, and refuse hosted work (402) once spent.
+    pub enabled: bool,
+    /// Credits a new account starts with (granted at registration while enabled).
+    pub initial_grant: i64,
+    /// Credits per whole second a hosted sandbox is active (pending, starting or ready).
+    pub sandbox_per_second: i64,
+    /// Credits per turn that runs on the deployment's platform credentials.
+    pub platform_turn: i64,
+    /// Where a refused caller buys more; sent as `upgrade_url` with 402 (null when unset).
+    pub upgrade_url: Option<String>,
+    /// Pause between two runs of the sandbox-time meter.
+    pub meter_interval_seconds: u64,
+}
+
+impl Default for CreditsConfig {
+    fn default() -> Self {
+        CreditsConfig {
+            enabled: false,
+            initial_grant: 10_000,
+            sandbox_per_second: 1,
+            platform_turn: 100,
+            upgrade_url: None,
+            meter_interval_seconds: 60,
+        }
+    }
+}
+
+/// Model-provider access (docs/credits.md, inference resolution).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct InferenceConfig {
+    /// The deployment's own credentials, used by turns whose account has none for the
+    /// runtime (such turns spend `credits.platform_turn`). Empty by default.
+    pub platform: PlatformCredentials,
+    /// Where the named runtimes send model requests; empty: the vendor's own.
+    pub base_urls: BaseUrls,
+}
+
+/// One base URL per model provider, as each vendor's SDK takes it (OpenAI's with `/v1`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BaseUrls {
+    pub anthropic: String,
+    pub openai: String,
+    pub google: String,
+}
+
+/// The named agent runtimes (docs/runtimes.md).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RuntimesConfig {
+    /// Host directory holding one npm prefix per runtime; bound read-only into every machine.
+    pub dir: String,
+}
+
+impl Default for RuntimesConfig {
+    fn default() -> Self {
+        RuntimesConfig { dir: "runtimes".into() }
+    }
+}
+
+/// One optional value per provider credential kind (DESIGN section 1).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PlatformCredentials {
+    pub anthropic_api_key: Option<String>,
+    pub claude_code_oauth_token: Option<String>,
+    pub openai_api_key: Option<String>,
+    pub gemini_api_key: Option<String>,
+}
+
+/// The sandbox queue (spec 4.2; docs/queue.md). The spec's values are the defaults; tests
+/// shorten the clocks.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct QueueConfig {
+    /// Requests one account may have waiting at once; one more keeps the ceiling's error.
+    pub max_per_account: u32,
+    /// How long a request may wait; then it ends `failed` with `queue_wait_expired`.
+    pub max_wait_seconds: u64,
+    /// Pause between two looks at the queue when no doorbell rings (seconds, fractions
+    /// allowed): other replicas' freed machines are noticed this way.
+    pub poll_interval_seconds: f64,
+    /// How long started, failed and cancelled requests stay readable.
+    pub retention_seconds: u64,
+}
+
+impl Default for QueueConfig {
+    fn default() -> Self {
+        QueueConfig {
+            max_per_account: 10,
+            max_wait_seconds: 3600,
+            poll_interval_seconds: 1.0,
+            retention_seconds: 86_400,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MetricsConfig {
@@ -228,6 +387,12 @@ impl Default for Config {
             limits: LimitsConfig::default(),
             sandbox: SandboxConfig::default(),
             webhooks: WebhooksConfig::default(),
+            queue: QueueConfig::default(),
+            team: TeamConfig::default(),
+            conversations: ConversationsConfig::default(),
+            credits: CreditsConfig::default(),
+            inference: InferenceConfig::default(),
+            runtimes: RuntimesConfig::default(),
             secrets: SecretsConfig::default(),
             metrics: MetricsConfig::default(),
             log: LogConfig::default(),
@@ -263,6 +428,9 @@ impl Default for LimitsConfig {
             window_seconds: 60,
             trusted_proxies: Vec::new(),
             max_body_bytes: 16 * 1024 * 1024,
+            sandboxes_per_account: 10,
+            sandboxes_fleet: 100,
+            execution: ExecutionLimitsConfig::default(),
         }
     }
 }
@@ -380,6 +548,24 @@ fn check_webhooks(w: &WebhooksConfig) -> Result<(), ConfigError> {
     Ok(())
 }
 
+fn check_credits(c: &CreditsConfig) -> Result<(), ConfigError> {
+    let invalid =
+        |key: &str, message: &str| Err(ConfigError::Invalid { key: format!("credits.{key}"), message: message.into() });
+    for (key, value) in [
+        ("initial_grant", c.initial_grant),
+        ("sandbox_per_second", c.sandbox_per_second),
+        ("platform_turn", c.platform_turn),
+    ] {
+        if value < 0 {
+            return invalid(key, "must be zero or more");
+        }
+    }
+    if c.meter_interval_seconds == 0 {
+        return invalid("meter_interval_seconds", "must be at least 1");
+    }
+    Ok(())
+}
+
 fn check_file_exists(file: Option<&Path>) -> Result<(), ConfigError> {
     match file {
         Some(p) if !p.exists() => Err(ConfigError::Invalid {
@@ -432,6 +618,25 @@ pub fn from_figment(figment: Figment) -> Result<Loaded, ConfigError> {
         return Err(ConfigError::Invalid { key: "limits.window_seconds".into(), message: "must be at least 1".into() });
     }
     check_webhooks(&config.webhooks)?;
+    if !(config.queue.poll_interval_seconds > 0.0 && config.queue.poll_interval_seconds <= 3600.0) {
+        return Err(ConfigError::Invalid {
+            key: "queue.poll_interval_seconds".into(),
+            message: "must be more than 0 and at most 3600".into(),
+        });
+    }
+    check_credits(&config.credits)?;
+    if !(config.team.tick_seconds > 0.0 && config.team.clock_offset_seconds.is_finite()) {
+        return Err(ConfigError::Invalid {
+            key: "team.tick_seconds".into(),
+            message: "must be more than 0 (and team.clock_offset_seconds a number)".into(),
+        });
+    }
+    if !(1..=31_536_000).contains(&config.conversations.permission_timeout_seconds) {
+        return Err(ConfigError::Invalid {
+            key: "conversations.permission_timeout_seconds".into(),
+            message: "must be from 1 to 31536000 (the range of ask_timeout)".into(),
+        });
+    }
     Ok(Loaded { config, figment })
 }
 
@@ -452,7 +657,7 @@ impl Loaded {
 
 fn is_secret_key(key: &str) -> bool {
     let k = key.to_ascii_lowercase();
-    ["password", "secret", "token", "access_code", "master_key", "smtp_url"].iter().any(|s| k.contains(s))
+    ["password", "secret", "token", "access_code", "master_key", "smtp_url", "api_key"].iter().any(|s| k.contains(s))
 }
 
 fn mask(value: Value) -> Value {
@@ -524,6 +729,28 @@ mod tests {
             jail.set_env("ACS_API_KEY", "acs_x");
             jail.set_env("ACS_API_URL", "http://x");
             assert!(load(None).is_ok());
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn platform_credentials_are_masked() {
+        Jail::expect_with(|jail| {
+            jail.set_env("ACS_INFERENCE__PLATFORM__ANTHROPIC_API_KEY", "sk-ant-hunter2");
+            let loaded = load(None).unwrap();
+            assert_eq!(loaded.config.inference.platform.anthropic_api_key.as_deref(), Some("sk-ant-hunter2"));
+            let out = loaded.render_masked();
+            assert!(!out.contains("hunter2"), "{out}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn negative_credit_amounts_are_refused() {
+        Jail::expect_with(|jail| {
+            jail.set_env("ACS_CREDITS__PLATFORM_TURN", "-1");
+            let err = load(None).unwrap_err().to_string();
+            assert!(err.contains("credits.platform_turn"), "{err}");
             Ok(())
         });
     }

@@ -90,6 +90,7 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         events: Default::default(),
         conversations: Default::default(),
         webhooks: Default::default(),
+        queue: Default::default(),
         request_ids: middleware::RequestIds::new(),
         db,
         loaded,
@@ -112,7 +113,10 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         .merge(crate::events::stream::router())
         .merge(crate::conversations::router())
         .merge(crate::events::feed::router())
-        .merge(crate::webhooks::router());
+        .merge(crate::webhooks::router())
+        .merge(crate::credits::router())
+        .merge(crate::queue::router())
+        .merge(crate::team::router());
     for ext in &exts {
         let gate = Gate { state: state.clone(), name: ext.name() };
         protected = protected.merge(ext.routes().route_layer(from_fn_with_state(gate, feature_gate)));
@@ -195,6 +199,9 @@ pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, Box
     workers.spawn(sweeper);
     workers.spawn(crate::events::bus::relay(state.clone()));
     workers.spawn(crate::webhooks::worker::run(state.clone()));
+    workers.spawn(crate::team::scheduler::run(state.clone()));
+    workers.spawn(crate::queue::worker::run(state.clone()));
+    workers.spawn(crate::credits::meter::run(state.clone()));
     for ext in &enabled {
         for w in ext.workers(&state) {
             workers.spawn(w);

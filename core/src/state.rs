@@ -50,6 +50,8 @@ pub struct Inner {
     pub conversations: crate::conversations::engine::Engine,
     /// The webhook delivery loop's doorbell.
     pub webhooks: crate::webhooks::Webhooks,
+    /// The sandbox queue's doorbell.
+    pub queue: crate::queue::Queue,
 }
 
 /// Values keyed by their type; an extension stores its runtime state here in

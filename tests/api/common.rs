@@ -168,6 +168,17 @@ impl TestApp {
         self.running = Some(running);
     }
 
+    /// [`restart`](Self::restart) with configuration overrides on top of the
+    /// server's own (a later test clock, say); they stay for later restarts.
+    pub async fn restart_with(&mut self, overrides: &[(&str, Value)]) {
+        let mut fig = self.loaded.figment.clone();
+        for (k, v) in overrides {
+            fig = fig.merge(Serialized::default(k, v));
+        }
+        self.loaded = config::from_figment(fig).expect("test configuration");
+        self.restart().await;
+    }
+
     /// The running server's state, for checks the API deliberately cannot make
     /// (secret values are write-only).
     pub fn state(&self) -> &acs::core::AppState {
@@ -300,4 +311,109 @@ pub async fn create_conversation(app: &TestApp, u: &User, body: Value) -> Value 
     let r = app.post("/api/conversations", &u.key, body).await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
     r.body["data"].clone()
+}
+
+/// Runs `script` with bash on a machine: its exit code, stdout and stderr.
+pub async fn sh(app: &TestApp, id: Uuid, script: &str) -> (Option<i32>, String, String) {
+    let svc = acs::core::sandboxes::service::service(app.state()).unwrap();
+    let req = sandboxd::proto::ExecRequest {
+        argv: vec!["bash".into(), "-c".into(), script.into()],
+        cwd: None,
+        env: std::collections::BTreeMap::new(),
+        stdin: None,
+        timeout_ms: Some(20_000),
+        max_output: None,
+    };
+    let out = svc.provider.supervisor(id).exec(&req).await.expect("exec");
+    (
+        out.exit.code,
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A conversation's turns as stored, oldest first (read from the store, not the rate-limited API).
+pub async fn turns(app: &TestApp, conv: Uuid) -> Vec<acs::core::conversations::store::TurnRow> {
+    acs::core::conversations::store::turns(&app.state().db, conv).await.unwrap()
+}
+
+/// Waits until `n` turns exist, none runs, and the log holds the end of every turn it saw start; returns
+/// them. A turn's row moves before its closing `turn` stage event is written, so the row alone is not enough.
+pub async fn finished_turns(app: &TestApp, conv: Uuid, n: usize) -> Vec<acs::core::conversations::store::TurnRow> {
+    finished_turns_within(app, conv, n, 30).await
+}
+
+/// [`finished_turns`] with a deadline of `seconds` (real runtimes start slowly on a busy machine).
+pub async fn finished_turns_within(
+    app: &TestApp,
+    conv: Uuid,
+    n: usize,
+    seconds: u64,
+) -> Vec<acs::core::conversations::store::TurnRow> {
+    for _ in 0..seconds * 20 {
+        let t = turns(app, conv).await;
+        if t.len() >= n && t.iter().all(|t| t.status != "running") && turn_ends_logged(app, conv).await {
+            return t;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("turns did not finish: {:?}", turns(app, conv).await);
+}
+
+/// Whether every `turn` stage that started in the log has its closing event too.
+async fn turn_ends_logged(app: &TestApp, conv: Uuid) -> bool {
+    use sqlx::Row;
+    let rows = sqlx::query("SELECT turn_id, state FROM events WHERE conversation_id = $1 AND stage = 'turn'")
+        .bind(conv.to_string())
+        .fetch_all(&app.state().db.pool)
+        .await
+        .unwrap();
+    let (mut started, mut ended) = (Vec::new(), Vec::new());
+    for r in &rows {
+        let (turn, state): (Option<String>, Option<String>) = (r.get("turn_id"), r.get("state"));
+        if state.as_deref() == Some("started") { started.push(turn) } else { ended.push(turn) }
+    }
+    started.iter().all(|t| ended.contains(t))
+}
+
+/// Where the scripted agent is bound inside machines by [`scripted_app`].
+pub const SCRIPTED_AGENT: &str = "/opt/acs/bin/scripted-agent";
+/// Where the scripted agents of [`scripted_runtime_agent`] record every line they receive.
+pub const SCRIPTED_AGENT_LOG: &str = "/workspace/agent-in.log";
+
+/// A server whose machines hold the scripted agent, with platform keys for every provider, then
+/// `extra` settings.
+pub async fn scripted_app(backend: Backend, extra: &[(&str, Value)]) -> TestApp {
+    let bind = format!("{}:{SCRIPTED_AGENT}", scripted_agent().display());
+    let mut overrides = vec![
+        ("sandbox.ro_binds", json!([bind])),
+        ("inference.platform.anthropic_api_key", json!("sk-ant-platform")),
+        ("inference.platform.openai_api_key", json!("sk-openai-platform")),
+        ("inference.platform.gemini_api_key", json!("gemini-platform")),
+    ];
+    overrides.extend(extra.iter().cloned());
+    spawn_with(backend, &overrides).await
+}
+
+/// An agent of `runtime` running the scripted agent: under the profile of the same name for a named
+/// runtime, recording what it receives in [`SCRIPTED_AGENT_LOG`]; with further fields of `extra`.
+pub async fn scripted_runtime_agent(app: &TestApp, u: &User, runtime: &str, extra: Value) -> Uuid {
+    let command = if runtime == "acp" {
+        json!([SCRIPTED_AGENT])
+    } else {
+        json!([
+            "/usr/bin/env",
+            format!("SCRIPTED_AGENT_PROFILE={runtime}"),
+            format!("SCRIPTED_AGENT_LOG={SCRIPTED_AGENT_LOG}"),
+            SCRIPTED_AGENT
+        ])
+    };
+    let mut body = json!({"name": format!("a-{}", &Uuid::new_v4().simple().to_string()[..8]), "runtime": runtime,
+        "command": command});
+    if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+        b.extend(e.clone());
+    }
+    let r = app.post("/api/agents", &u.key, body).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    r.body["data"]["id"].as_str().unwrap().parse().unwrap()
 }

@@ -162,18 +162,18 @@ async fn appended_events_reach_live_subscribers_on_every_replica(b: Backend) {
     }
 }
 
-/// An open SSE response and the frames read so far.
-struct Sse {
+/// An open SSE response and the frames read so far (also read by the team stream tests).
+pub struct Sse {
     resp: reqwest::Response,
     buf: String,
 }
 
 /// One SSE frame that is not a comment.
 #[derive(Debug)]
-struct Frame {
-    event: Option<String>,
-    id: Option<i64>,
-    data: Value,
+pub struct Frame {
+    pub event: Option<String>,
+    pub id: Option<i64>,
+    pub data: Value,
 }
 
 impl Sse {
@@ -182,7 +182,7 @@ impl Sse {
     }
 
     /// Opens `path` on the server at `base`, resuming after `last`.
-    async fn at(http: &reqwest::Client, base: &str, path: &str, key: &str, last: Option<i64>) -> Sse {
+    pub async fn at(http: &reqwest::Client, base: &str, path: &str, key: &str, last: Option<i64>) -> Sse {
         let mut req = http.get(format!("{base}{path}")).bearer_auth(key);
         if let Some(id) = last {
             req = req.header("last-event-id", id.to_string());
@@ -194,7 +194,7 @@ impl Sse {
     }
 
     /// The next frame within `wait`, comments skipped; None when none came.
-    async fn frame_within(&mut self, wait: Duration) -> Option<Frame> {
+    pub async fn frame_within(&mut self, wait: Duration) -> Option<Frame> {
         let deadline = tokio::time::Instant::now() + wait;
         loop {
             if let Some(end) = self.buf.find("\n\n") {
@@ -222,6 +222,18 @@ impl Sse {
         let f = self.frame().await;
         assert_eq!(f.event, None, "an event frame, not {f:?}");
         (f.id.expect("an event frame has an id"), f.data)
+    }
+
+    /// Frames until one named `event` (None: an event frame) arrives within 20 s.
+    pub async fn until(&mut self, event: Option<&str>) -> (Frame, Vec<Frame>) {
+        let mut before = Vec::new();
+        loop {
+            let f = self.frame_within(Duration::from_secs(20)).await.expect("a frame within 20 s");
+            if f.event.as_deref() == event {
+                return (f, before);
+            }
+            before.push(f);
+        }
     }
 }
 

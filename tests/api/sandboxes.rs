@@ -13,7 +13,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 use uuid::Uuid;
 
-use crate::common::{Backend, TestApp, User, spawn, spawn_with};
+use crate::common::{Backend, TestApp, User, sh, spawn, spawn_with};
 
 async fn agent(app: &TestApp, u: &User, body: Value) -> Uuid {
     let mut body = body;
@@ -100,24 +100,6 @@ async fn stages(app: &TestApp, id: Uuid) -> Vec<(String, String)> {
 
 fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
     list.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
-}
-
-async fn sh(app: &TestApp, id: Uuid, script: &str) -> (Option<i32>, String, String) {
-    let svc = sandboxes::service::service(app.state()).unwrap();
-    let req = sandboxd::proto::ExecRequest {
-        argv: vec!["bash".into(), "-c".into(), script.into()],
-        cwd: None,
-        env: BTreeMap::new(),
-        stdin: None,
-        timeout_ms: Some(20_000),
-        max_output: None,
-    };
-    let out = svc.provider.supervisor(id).exec(&req).await.expect("exec");
-    (
-        out.exit.code,
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 async fn provisions_through_its_stages_and_redacts_reads(b: Backend) {

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use sqlx::Row;
 use uuid::Uuid;
 
-use crate::common::{Backend, TestApp, User, assert_error, scripted_agent, spawn_with};
+use crate::common::{Backend, TestApp, User, assert_error, finished_turns, scripted_agent, spawn_with, turns};
 
 const AGENT: &str = "/opt/acs/bin/scripted-agent";
 
@@ -31,23 +31,6 @@ fn id_of(v: &Value) -> Uuid {
 
 async fn prompt(app: &TestApp, u: &User, conv: Uuid, body: Value) -> crate::common::Resp {
     app.post(&format!("/api/conversations/{conv}/prompts"), &u.key, body).await
-}
-
-/// Turns as stored, oldest first (polled from the store, not the rate-limited API).
-async fn turns(app: &TestApp, conv: Uuid) -> Vec<acs::core::conversations::store::TurnRow> {
-    acs::core::conversations::store::turns(&app.state().db, conv).await.unwrap()
-}
-
-/// Waits until `n` turns exist and none runs; returns them.
-async fn finished_turns(app: &TestApp, conv: Uuid, n: usize) -> Vec<acs::core::conversations::store::TurnRow> {
-    for _ in 0..600 {
-        let t = turns(app, conv).await;
-        if t.len() >= n && t.iter().all(|t| t.status != "running") {
-            return t;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("turns did not finish: {:?}", turns(app, conv).await);
 }
 
 #[derive(Debug, Clone)]

@@ -367,14 +367,6 @@ fn sendable(feed: &[Value]) -> BTreeMap<String, (String, String, Value)> {
         .collect()
 }
 
-async fn turns_finished(app: &TestApp, conv: Uuid, n: usize) -> Vec<store::TurnRow> {
-    eventually("turns to finish", Duration::from_secs(60), || async move {
-        let t = store::turns(&app.state().db, conv).await.unwrap();
-        if t.len() >= n && t.iter().all(|t| t.status != "running") { Ok(t) } else { Err(format!("{t:?}")) }
-    })
-    .await
-}
-
 async fn vault_with(app: &TestApp, u: &User, key: &str, value: &str) -> String {
     let r = app.post("/api/vaults", &u.key, json!({"name": "v"})).await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
@@ -743,7 +735,7 @@ async fn a_real_turn_is_delivered_signed_with_the_documented_headers_and_payload
         crate::common::create_conversation(&app, &u, json!({"agent_id": agent, "prompt": script, "labels": labels}))
             .await;
     let conv = c["id"].as_str().unwrap().to_owned();
-    let turns = turns_finished(&app, conv.parse().unwrap(), 1).await;
+    let turns = crate::common::finished_turns(&app, conv.parse().unwrap(), 1).await;
     assert_eq!(turns[0].status, "done", "{turns:?}");
     let turn_id = turns[0].id.to_string();
 
@@ -872,7 +864,7 @@ async fn each_endpoint_receives_exactly_the_types_its_filters_match(b: Backend) 
     let agent = crate::common::acp_agent(&app, &u, AGENT, json!({})).await;
     let c = crate::common::create_conversation(&app, &u, json!({"agent_id": agent, "prompt": "say: hi"})).await;
     let conv = c["id"].as_str().unwrap().to_owned();
-    turns_finished(&app, conv.parse().unwrap(), 1).await;
+    crate::common::finished_turns(&app, conv.parse().unwrap(), 1).await;
 
     let log = sendable(&feed(&app, &u.key, &conv).await);
     let of_type = |pred: &dyn Fn(&str, &str) -> bool| -> BTreeSet<String> {

@@ -218,6 +218,7 @@ async fn register(
         other => other?,
     };
     audit::record(&mut *tx, &Actor::account(id, Some(ip)), "account.registered", Some(("account", id))).await?;
+    crate::credits::initial_grant(&state, &mut tx, id).await?;
     tx.commit().await?;
     send_verification(&state, id, &email).await?;
     Ok(created(Registered { user_id: id, email, email_verified: false }))

@@ -67,6 +67,15 @@ fn decode<T: DeserializeOwned>(method: &str, value: Value) -> Result<T, RpcError
     serde_json::from_value(value).map_err(|e| RpcError::Decode { method: method.into(), detail: e.to_string() })
 }
 
+/// What `session/new` carries besides the working directory.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SessionSetup {
+    /// ACP MCP server entries (`{name, command, args, env}` or `{type: "http", name, url, headers}`).
+    pub mcp_servers: Vec<Value>,
+    /// `_meta`, runtime-specific.
+    pub meta: Option<Value>,
+}
+
 /// Cancels and answers from anywhere, also while a [`Turn`] borrows the client.
 #[derive(Debug, Clone)]
 pub struct AcpControl {
@@ -88,6 +97,12 @@ impl AcpControl {
     fn respond_permission(&self, id: Value, outcome: PermissionOutcome) -> Result<(), RpcError> {
         let method = "session/request_permission";
         self.conn.respond(id, to_params(method, &RequestPermissionResponse { outcome })?)
+    }
+
+    /// Takes on a request an earlier connection read and left unanswered (a server restart while
+    /// the agent waited): it can then be answered, or cancelled with the turn.
+    pub fn adopt_permission(&self, request_id: Value) {
+        self.open_permissions.lock().unwrap_or_else(PoisonError::into_inner).push(request_id);
     }
 
     /// Answers a permission request. A request already answered (by [`Self::cancel`]) is left alone.
@@ -121,10 +136,12 @@ pub struct AcpClient {
 }
 
 impl AcpClient {
-    /// Connects and opens a session: `initialize`, `authenticate` when the agent asks for it, `session/new`.
+    /// Connects and opens a session: `initialize`, `authenticate` when the agent asks for it, `session/new`
+    /// with the agent's MCP servers and runtime settings.
     pub async fn start<S: LineSource, K: LineSink>(
         transport: Transport<S, K>,
         env: &BTreeMap<String, String>,
+        setup: SessionSetup,
     ) -> Result<(AcpClient, Handshake), RpcError> {
         let (conn, inbound) = Connection::start(transport);
         let control = AcpControl { conn, session_id: String::new(), open_permissions: Arc::default() };
@@ -140,7 +157,7 @@ impl AcpClient {
             let _: Value =
                 client.request("authenticate", &AuthenticateRequest { method_id: method_id.clone() }).await?;
         }
-        let new = NewSessionRequest { cwd: WORKSPACE.into(), mcp_servers: Vec::new() };
+        let new = NewSessionRequest { cwd: WORKSPACE.into(), mcp_servers: setup.mcp_servers, meta: setup.meta };
         let session: NewSessionResponse = client.request("session/new", &new).await?;
         client.control.session_id = session.session_id.clone();
         Ok((client, Handshake { initialize, auth_method, session }))
@@ -371,7 +388,10 @@ mod tests {
     async fn started(agent: &mut FakeAgent, transport: super::super::fake_agent::PipeTransport) -> AcpClient {
         let session = json!({"sessionId": "s1", "configOptions": []});
         let env = env(&[]);
-        let (start, ()) = tokio::join!(AcpClient::start(transport, &env), handshake(agent, json!([]), None, session));
+        let (start, ()) = tokio::join!(
+            AcpClient::start(transport, &env, SessionSetup::default()),
+            handshake(agent, json!([]), None, session)
+        );
         start.unwrap().0
     }
 
@@ -389,7 +409,7 @@ mod tests {
         let methods = json!([{"id": "chatgpt", "name": "ChatGPT"}, {"id": "openai-api-key", "name": "Key"}]);
         let env = env(&[("OPENAI_API_KEY", "dummy")]);
         let (start, ()) = tokio::join!(
-            AcpClient::start(transport, &env),
+            AcpClient::start(transport, &env, SessionSetup::default()),
             handshake(&mut agent, methods, Some("openai-api-key"), session)
         );
         let (client, handshake) = start.unwrap();
@@ -431,7 +451,7 @@ mod tests {
         let usage = UsageUpdate { used: Some(10), size: Some(100), ..UsageUpdate::default() };
         assert_eq!(events[3], TurnEvent::Update(SessionUpdate::UsageUpdate(usage)));
         let TurnEvent::End(end) = &events[4] else { panic!("{:?}", events[4]) };
-        assert_eq!((end.stop_reason.as_str(), end.usage.as_ref().unwrap().input_tokens), ("end_turn", 3));
+        assert_eq!((end.stop_reason.as_str(), end.usage.as_ref().unwrap().input_tokens), ("end_turn", Some(3)));
         assert_eq!(agent.recv().await["error"]["code"], METHOD_NOT_FOUND);
     }
 
@@ -555,7 +575,7 @@ mod tests {
             agent.send(json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message": "Authentication required"}})).await;
         };
         let env = env(&[]);
-        let (start, ()) = tokio::join!(AcpClient::start(transport, &env), agent_side);
+        let (start, ()) = tokio::join!(AcpClient::start(transport, &env, SessionSetup::default()), agent_side);
         let Err(RpcError::Remote { code: -32000, .. }) = start else { panic!("{start:?}") };
     }
 }

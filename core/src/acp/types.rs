@@ -72,6 +72,9 @@ pub struct AuthenticateRequest {
 pub struct NewSessionRequest {
     pub cwd: String,
     pub mcp_servers: Vec<Value>,
+    /// Runtime-specific session settings (Claude's adapter reads `systemPrompt` here).
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Value>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -191,10 +194,11 @@ pub struct PromptResponse {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Usage {
-    #[serde(default)]
-    pub input_tokens: u64,
-    #[serde(default)]
-    pub output_tokens: u64,
+    /// Absent when not reported (never taken as zero).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cached_read_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -500,7 +504,7 @@ mod tests {
         .unwrap();
         assert_eq!(got.stop_reason, "end_turn");
         let usage = got.usage.unwrap();
-        assert_eq!((usage.input_tokens, usage.output_tokens, usage.total_tokens), (10, 5, Some(17)));
+        assert_eq!((usage.input_tokens, usage.output_tokens, usage.total_tokens), (Some(10), Some(5), Some(17)));
         assert_eq!(got.meta.unwrap()["quota"]["token_count"]["input_tokens"], 10);
         let unknown: PromptResponse = serde_json::from_value(json!({"stopReason": "paused_for_lunch"})).unwrap();
         assert_eq!(unknown.stop_reason, "paused_for_lunch");
@@ -549,7 +553,7 @@ mod tests {
         );
         let model = SetModelRequest { session_id: "s".into(), model_id: "gemini-2.5-pro".into() };
         assert_eq!(serde_json::to_value(&model).unwrap(), json!({"sessionId": "s", "modelId": "gemini-2.5-pro"}));
-        let new = NewSessionRequest { cwd: "/workspace".into(), mcp_servers: vec![] };
+        let new = NewSessionRequest { cwd: "/workspace".into(), mcp_servers: vec![], meta: None };
         assert_eq!(serde_json::to_value(&new).unwrap(), json!({"cwd": "/workspace", "mcpServers": []}));
     }
 

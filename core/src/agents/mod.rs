@@ -472,6 +472,10 @@ async fn change(
     let current = find(&mut *tx, p.account_id, id).await?;
     let spec = next(current.spec.clone())?;
     validate(&spec)?;
+    // Limits kept as they were are not judged again by a configuration changed since.
+    if spec.execution_limits != current.spec.execution_limits {
+        crate::conversations::limits::check_agent(&state.config().limits.execution, spec.execution_limits.as_ref())?;
+    }
     if spec == current.spec && action == "agent.updated" {
         return Ok(current);
     }
@@ -499,7 +503,7 @@ async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec
 #[utoipa::path(post, path = "/api/agents", tag = "agents", request_body = AgentCreate,
     responses((status = 201, description = "Created (version 1)", body = Data<Agent>),
         (status = 404, description = "An environment, vault or credential set the caller does not own", body = crate::error::ErrorBody),
-        (status = 422, description = "`validation_failed`, `model_invalid` or `session_config_invalid`", body = crate::error::ErrorBody)))]
+        (status = 422, description = "`validation_failed`, `model_invalid`, `session_config_invalid`, `execution_limits_invalid` or `execution_limits_widen`", body = crate::error::ErrorBody)))]
 async fn create(
     State(state): State<AppState>,
     p: Principal,
@@ -507,6 +511,7 @@ async fn create(
 ) -> ApiResult<(StatusCode, Data<Agent>)> {
     let spec = AgentSpec::try_from(req)?;
     validate(&spec)?;
+    crate::conversations::limits::check_agent(&state.config().limits.execution, spec.execution_limits.as_ref())?;
     let id = Uuid::now_v7();
     let now = now_micros();
     let json = spec_json(&spec);
@@ -551,7 +556,7 @@ async fn get_one(State(state): State<AppState>, p: Principal, Path(id): Path<Uui
 /// Changes an agent; a change writes a new version, a no-op writes none.
 #[utoipa::path(patch, path = "/api/agents/{id}", tag = "agents", params(("id" = Uuid, Path)), request_body = AgentUpdate,
     responses((status = 200, description = "The agent; a new version when something changed", body = Data<Agent>),
-        (status = 422, description = "`validation_failed`, `model_invalid` or `session_config_invalid`", body = crate::error::ErrorBody)))]
+        (status = 422, description = "`validation_failed`, `model_invalid`, `session_config_invalid`, `execution_limits_invalid` or `execution_limits_widen`", body = crate::error::ErrorBody)))]
 async fn update(
     State(state): State<AppState>,
     p: Principal,

@@ -120,12 +120,18 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
 }
 
 /// A sandbox's callback key acts only for its own machine and
-/// conversations (each handler then checks which ones): every other route
-/// refuses it.
+/// conversations (each handler then checks which ones), and may message a
+/// teammate (labelling only its own conversation, spec 4.1): every other
+/// route refuses it.
 pub fn sandbox_key_may(path: &str) -> bool {
     const OPEN: &[&str] = &["/api/sandboxes", "/api/conversations", "/api/events/stream"];
+    let team_message = path
+        .strip_prefix("/api/team/")
+        .and_then(|rest| rest.strip_suffix("/messages"))
+        .is_some_and(|agent| !agent.is_empty() && !agent.contains('/'));
     path == "/api/auth/me"
         || path == "/api/catalog"
+        || team_message
         || OPEN.iter().any(|p| path == *p || path.strip_prefix(p).is_some_and(|rest| rest.starts_with('/')))
 }
 
@@ -144,10 +150,27 @@ mod tests {
 
     #[test]
     fn a_sandbox_key_reaches_only_machine_and_conversation_routes() {
-        for ok in ["/api/sandboxes", "/api/sandboxes/x/files", "/api/conversations/x/labels", "/api/auth/me"] {
+        for ok in [
+            "/api/sandboxes",
+            "/api/sandboxes/x/files",
+            "/api/conversations/x/labels",
+            "/api/auth/me",
+            "/api/team/x/messages",
+        ] {
             assert!(sandbox_key_may(ok), "{ok}");
         }
-        for no in ["/api/agents", "/api/keys", "/api/sandboxesx", "/api/environments/x", "/api/account/password"] {
+        for no in [
+            "/api/agents",
+            "/api/keys",
+            "/api/sandboxesx",
+            "/api/environments/x",
+            "/api/account/password",
+            "/api/team",
+            "/api/team/x",
+            "/api/team/x/schedules",
+            "/api/team//messages",
+            "/api/team/x/y/messages",
+        ] {
             assert!(!sandbox_key_may(no), "{no}");
         }
     }

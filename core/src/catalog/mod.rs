@@ -12,8 +12,14 @@ use crate::auth::Principal;
 use crate::http::{Data, ok};
 use crate::state::AppState;
 
-/// Runtimes acs knows; DESIGN section 1.
-pub const RUNTIMES: [&str; 5] = ["acp", "claude", "codex", "gemini", "opencode"];
+/// A named runtime's pinned package and what this instance has installed (`acs runtimes install`).
+#[derive(Serialize, ToSchema)]
+pub struct RuntimeVersion {
+    pub package: &'static str,
+    pub pinned: &'static str,
+    /// `None`: not installed; agents of this runtime then need a `command`.
+    pub installed: Option<String>,
+}
 
 #[derive(Serialize, ToSchema)]
 pub struct SandboxProviders {
@@ -46,7 +52,10 @@ pub struct McpServer {
 
 #[derive(Serialize, ToSchema)]
 pub struct Catalog {
+    /// `acp` and the named runtimes installed on this instance.
     pub runtimes: Vec<&'static str>,
+    /// Every named runtime: its pinned npm package and the installed version.
+    pub runtime_versions: BTreeMap<&'static str, RuntimeVersion>,
     /// Runtime -> suggested `provider/model` ids (suggestions only).
     pub models: BTreeMap<&'static str, Vec<&'static str>>,
     pub model_providers: Vec<&'static str>,
@@ -66,9 +75,21 @@ pub fn catalog(state: &AppState) -> Catalog {
         ("gemini", vec!["google/gemini-2.5-pro", "google/gemini-2.5-flash"]),
         ("opencode", vec!["anthropic/claude-sonnet-4-5", "openai/gpt-5"]),
     ]);
+    let installed = crate::runtimes::list(std::path::Path::new(&state.config().runtimes.dir));
+    let runtimes = std::iter::once("acp")
+        .chain(installed.iter().filter(|s| s.installed.is_some()).map(|s| s.pinned.name))
+        .collect();
+    let runtime_versions = installed
+        .into_iter()
+        .map(|s| {
+            let v = RuntimeVersion { package: s.pinned.package, pinned: s.pinned.version, installed: s.installed };
+            (s.pinned.name, v)
+        })
+        .collect();
     let prompt = "List the files in the repository and summarise what it does.".to_owned();
     Catalog {
-        runtimes: RUNTIMES.to_vec(),
+        runtimes,
+        runtime_versions,
         models,
         model_providers: vec!["anthropic", "openai", "google"],
         sandbox_providers: SandboxProviders {

@@ -3,8 +3,12 @@
 //! speaks ACP to the agent in the sandbox. Handlers are thin: the rules
 //! live in `rules`, the machine work in `engine`.
 
+pub mod attach;
 pub mod engine;
+pub mod limits;
 pub mod model;
+pub mod policy;
+pub mod reapply;
 pub mod rules;
 pub mod store;
 
@@ -12,6 +16,7 @@ use std::collections::BTreeMap;
 
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
@@ -28,6 +33,8 @@ use crate::error::{ApiError, ApiResult};
 use crate::events::signal;
 use crate::http::extract::Validator;
 use crate::http::{Data, Json, Path, ok};
+use crate::queue;
+use crate::sandboxes::model::ConversationStatus;
 use crate::state::AppState;
 use crate::time_fmt::now_micros;
 
@@ -46,7 +53,11 @@ fn ended() -> ApiError {
 
 /// Merges label changes under a row lock, so concurrent changes each count
 /// the other's keys against the limit.
-async fn merge_labels(state: &AppState, id: Uuid, changes: &BTreeMap<String, Option<String>>) -> ApiResult<()> {
+pub(crate) async fn merge_labels(
+    state: &AppState,
+    id: Uuid,
+    changes: &BTreeMap<String, Option<String>>,
+) -> ApiResult<()> {
     let mut tx = state.db.begin().await?;
     sqlx::query("UPDATE conversations SET updated_at = updated_at WHERE id = $1")
         .bind(id.to_string())
@@ -71,7 +82,7 @@ async fn merge_labels(state: &AppState, id: Uuid, changes: &BTreeMap<String, Opt
 }
 
 /// The caller must own an override vault (404 otherwise).
-async fn check_vault(state: &AppState, account_id: Uuid, id: Uuid) -> ApiResult<()> {
+pub(crate) async fn check_vault(state: &AppState, account_id: Uuid, id: Uuid) -> ApiResult<()> {
     sqlx::query("SELECT id FROM vaults WHERE id = $1 AND account_id = $2")
         .bind(id.to_string())
         .bind(account_id.to_string())
@@ -81,97 +92,321 @@ async fn check_vault(state: &AppState, account_id: Uuid, id: Uuid) -> ApiResult<
         .ok_or_else(|| ApiError::not_found("Vault"))
 }
 
+/// Environment and vault overrides: the caller's own (404) and permitted by
+/// the agent's allow-lists (422 `environment_not_allowed`/`vault_not_allowed`).
+/// Shared by create and reapply.
+pub(crate) async fn check_overrides(
+    state: &AppState,
+    account_id: Uuid,
+    agent: &crate::agents::Agent,
+    environment_id: Option<Uuid>,
+    vault_id: Option<Uuid>,
+) -> ApiResult<()> {
+    if let Some(env) = environment_id {
+        crate::environments::get_environment(state, account_id, env).await?;
+        rules::check_allowed(agent.spec.allowed_environment_ids.as_deref(), env, "environment")?;
+    }
+    if let Some(vault) = vault_id {
+        check_vault(state, account_id, vault).await?;
+        rules::check_allowed(agent.spec.allowed_vault_ids.as_deref(), vault, "vault")?;
+    }
+    Ok(())
+}
+
 async fn reread(state: &AppState, id: Uuid) -> ApiResult<ConversationRow> {
     store::get(&state.db, id).await?.ok_or_else(ApiError::internal)
 }
 
-/// Opens a conversation, optionally with a first prompt; with `channel_id`
-/// (and not `fresh`) the channel's latest live conversation is resumed
-/// instead (200, labels merged, the prompt not delivered).
-#[utoipa::path(post, path = "/api/conversations", tag = "conversations", request_body = ConversationCreateRequest,
-    responses((status = 201, description = "A new conversation", body = Data<Conversation>),
-        (status = 200, description = "The channel's conversation, resumed", body = Data<Conversation>),
-        (status = 404, description = "An agent, environment or vault the caller does not own", body = crate::error::ErrorBody),
-        (status = 409, description = "`conversation_model_differs` or `conversation_session_config_differs` (channel resume)", body = crate::error::ErrorBody),
-        (status = 422, description = "`invalid_prompt`, `invalid_images`, `validation_failed`, `session_config_invalid`, `model_invalid`, `invalid_machine_name`, `environment_not_allowed`, `vault_not_allowed`", body = crate::error::ErrorBody),
-        (status = 503, description = "`provisioning`: the agent's persistent machine is still being built", body = crate::error::ErrorBody)))]
-async fn create(
-    State(state): State<AppState>,
-    p: Principal,
-    body: Result<Json<ConversationCreateRequest>, ApiError>,
-) -> ApiResult<(StatusCode, Data<Conversation>)> {
-    // A machine's callback key acts on its own conversations; it does not open new ones.
-    if p.scope == Scope::Sandbox {
-        return Err(ApiError::insufficient_scope());
+/// How a conversation is being opened, beyond its create body.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpenHow {
+    /// A teammate's conversation (opened by a team message or schedule).
+    pub team: bool,
+    /// A schedule's run: the first prompt's turn has `origin` `autonomous`.
+    pub autonomous: bool,
+    /// Started from the sandbox queue: a channel resume also delivers the
+    /// prompt, and refuses a prompt with a permission policy (spec 4.2).
+    pub queued: bool,
+}
+
+/// What [`open`] did.
+#[derive(Debug)]
+pub enum Opened {
+    /// A new conversation (201).
+    Created(ConversationRow),
+    /// The channel's latest live conversation, labels merged (200).
+    Resumed(ConversationRow),
+}
+
+impl Opened {
+    pub fn row(&self) -> &ConversationRow {
+        match self {
+            Opened::Created(r) | Opened::Resumed(r) => r,
+        }
     }
-    let Json(req) = body.map_err(rules::label_errors_by_key)?;
+}
+
+/// Opens a conversation for `account_id` from a create body: every check
+/// of spec 4.1, then a channel resume or a new conversation on its machine,
+/// then the first prompt. Nothing is stored when a check or the launch is
+/// refused. Shared by the create route, the sandbox queue and the team.
+pub async fn open(
+    state: &AppState,
+    account_id: Uuid,
+    req: &ConversationCreateRequest,
+    how: OpenHow,
+) -> ApiResult<Opened> {
+    let opts = StartOptions { conversation_id: Uuid::now_v7(), may_launch: true };
+    Ok(start(state, account_id, req, how, opts).await?)
+}
+
+/// What [`start`] may do beyond [`open`].
+#[derive(Debug, Clone, Copy)]
+pub struct StartOptions {
+    /// The id a new conversation gets (the sandbox queue chooses it up front
+    /// to recognise a start whose server died before recording it).
+    pub conversation_id: Uuid,
+    /// False: a start that needs a new conversation stops before its launch
+    /// with [`StartError::LaunchDeclined`]; a channel resume goes ahead.
+    pub may_launch: bool,
+}
+
+/// Why [`start`] did not open a conversation with its first prompt delivered.
+#[derive(Debug)]
+pub enum StartError {
+    /// Refused: nothing was created and nothing sent.
+    Refused(ApiError),
+    /// A new conversation was needed and `may_launch` was false.
+    LaunchDeclined,
+    /// The conversation exists (created, or resumed with its labels merged)
+    /// but delivering the first prompt failed: the agent may or may not have it.
+    Undelivered { conversation_id: Uuid, resumed: bool, error: ApiError },
+}
+
+impl From<ApiError> for StartError {
+    fn from(e: ApiError) -> Self {
+        StartError::Refused(e)
+    }
+}
+
+impl From<sqlx::Error> for StartError {
+    fn from(e: sqlx::Error) -> Self {
+        StartError::Refused(e.into())
+    }
+}
+
+impl From<StartError> for ApiError {
+    fn from(e: StartError) -> ApiError {
+        match e {
+            StartError::Refused(e) | StartError::Undelivered { error: e, .. } => e,
+            // Only a caller that declines launches can see it.
+            StartError::LaunchDeclined => ApiError::internal(),
+        }
+    }
+}
+
+/// How long a queued start's first prompt may take to be taken before its
+/// outcome counts as unknown.
+const QUEUED_DELIVERY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// [`open`], with the new conversation's id chosen by the caller, an optional
+/// stop before a launch, and a failed first-prompt delivery told apart from
+/// a refusal: what the sandbox queue needs.
+pub async fn start(
+    state: &AppState,
+    account_id: Uuid,
+    req: &ConversationCreateRequest,
+    how: OpenHow,
+    opts: StartOptions,
+) -> Result<Opened, StartError> {
     let images = rules::check_first_prompt(req.prompt.as_deref(), req.images.as_deref().unwrap_or_default())?;
     let mut v = Validator::default();
-    rules::check_create_fields(&mut v, &req);
+    rules::check_create_fields(&mut v, req);
     v.finish()?;
     let sent_labels: BTreeMap<String, Option<String>> =
         req.labels.clone().unwrap_or_default().into_iter().map(|(k, v)| (k, Some(v))).collect();
     let labels = rules::merge_labels(&Labels::new(), &sent_labels)?;
     let session_config = rules::session_config(req.session_config.clone())?;
-    let machine_name = rules::machine_name(p.account_id, req.machine_name.as_deref())?;
+    let machine_name = rules::machine_name(account_id, req.machine_name.as_deref())?;
 
-    let agent = crate::agents::get_agent(&state, p.account_id, req.agent_id).await?;
+    let agent = crate::agents::get_agent(state, account_id, req.agent_id).await?;
     rules::check_model(agent.spec.runtime, req.model.as_deref())?;
-    if let Some(env) = req.environment_id {
-        crate::environments::get_environment(&state, p.account_id, env).await?;
-        rules::check_allowed(agent.spec.allowed_environment_ids.as_deref(), env, "environment")?;
+    let mut effective_config = agent.spec.session_config.clone().unwrap_or_default();
+    effective_config.extend(session_config.clone().unwrap_or_default());
+    policy::check_launch(
+        agent.spec.permission_policy.as_ref(),
+        req.permission_policy.as_ref(),
+        &effective_config,
+        state.config().conversations.permission_timeout_seconds,
+    )?;
+    check_overrides(state, account_id, &agent, req.environment_id, req.vault_id).await?;
+    if let Some(set) = req.inference_credential_id {
+        crate::inference::check_selection(state, account_id, &agent, set).await?;
     }
-    if let Some(vault) = req.vault_id {
-        check_vault(&state, p.account_id, vault).await?;
-        rules::check_allowed(agent.spec.allowed_vault_ids.as_deref(), vault, "vault")?;
-    }
+    limits::check_launch(&state.config().limits.execution, agent.spec.execution_limits.as_ref())?;
 
     if let Some(channel) = &req.channel_id
         && !req.fresh.unwrap_or(false)
         && let Some(existing) =
-            store::channel_latest(&state.db, p.account_id, agent.id, req.environment_id, req.vault_id, channel).await?
+            store::channel_latest(&state.db, account_id, agent.id, req.environment_id, req.vault_id, channel).await?
     {
         rules::check_resume(&existing, req.model.as_deref(), session_config.as_ref())?;
-        if !sent_labels.is_empty() {
-            merge_labels(&state, existing.id, &sent_labels).await?;
+        if how.queued && req.prompt.is_some() && req.permission_policy.as_ref().is_some_and(|m| !m.is_empty()) {
+            return Err(ApiError::conflict(
+                "permission_policy_requires_fresh_conversation",
+                "A prompt with a permission policy cannot go to a resumed channel conversation; send `fresh: true`.",
+            )
+            .into());
         }
-        return Ok((StatusCode::OK, ok(Conversation::from(&reread(&state, existing.id).await?))));
+        // An immediate resume does not deliver the prompt (spec 4.1, create rule 6); a queued one does.
+        let first = req.prompt.as_deref().filter(|_| how.queued).map(|p| first_prompt(req, p, images, how));
+        if let Some(input) = &first
+            && busy_for(&existing, input)
+        {
+            return Err(ApiError::conflict("conversation_busy", "A turn is running or another prompt waits.").into());
+        }
+        if !sent_labels.is_empty() {
+            merge_labels(state, existing.id, &sent_labels).await?;
+        }
+        let undelivered = |error| StartError::Undelivered { conversation_id: existing.id, resumed: true, error };
+        if let Some(input) = first {
+            deliver_queued(state, &existing, input).await.map_err(undelivered)?;
+        }
+        return reread(state, existing.id).await.map(Opened::Resumed).map_err(undelivered);
+    }
+    if !opts.may_launch {
+        return Err(StartError::LaunchDeclined);
+    }
+    let attached = match req.sandbox_id {
+        Some(_) => Some(attach::check(state, account_id, &agent, req).await?.sandbox),
+        None => None,
+    };
+    if let (Some(machine), Some(_)) = (&attached, &req.prompt) {
+        attach::check_capacity(state, machine.id, agent.spec.runtime.as_str(), opts.conversation_id).await?;
     }
 
     let new = NewConversation {
-        id: Uuid::now_v7(),
-        account_id: p.account_id,
+        id: opts.conversation_id,
+        account_id,
         agent_id: agent.id,
         runtime: agent.spec.runtime.as_str().to_owned(),
-        title: req.title,
+        title: req.title.clone(),
         labels,
-        model: req.model,
+        model: req.model.clone(),
         session_config,
         environment_id: req.environment_id,
         vault_id: req.vault_id,
-        channel_id: req.channel_id,
-        permission_policy: req.permission_policy,
-        sandbox_mode: req.sandbox_mode.map(|m| match m {
+        channel_id: req.channel_id.clone(),
+        permission_policy: req.permission_policy.clone(),
+        // An attached conversation takes the machine's mode and access (`sandbox_mode` is ignored).
+        sandbox_mode: attached.as_ref().map(|m| m.mode).or(req.sandbox_mode).map(|m| match m {
             SandboxMode::Ephemeral => "ephemeral".to_owned(),
             SandboxMode::Persistent => "persistent".to_owned(),
         }),
         machine_name: machine_name.clone(),
-        api_access: req.sandbox_api_access.unwrap_or_default().as_str().to_owned(),
+        api_access: match &attached {
+            Some(m) => m.api_access.as_str().to_owned(),
+            None => req.sandbox_api_access.unwrap_or_default().as_str().to_owned(),
+        },
+        team: how.team,
+        inference_credential_id: req.inference_credential_id,
         ..NewConversation::default()
     };
-    let row = engine::create(&state, &agent, new, MachineRequest { mode: req.sandbox_mode, machine_name }).await?;
-    signal::conversations_changed(&state, p.account_id).await;
-    if let Some(prompt) = req.prompt {
-        let input = PromptInput {
-            prompt,
-            client_request_id: req.client_request_id,
-            session_config: None,
-            images,
-            origin: "api".into(),
-        };
-        engine::deliver(&state, &row, input).await?;
+    let machine = MachineRequest { mode: req.sandbox_mode, machine_name, attach: attached };
+    let row = engine::create(state, &agent, new, machine).await?;
+    signal::conversations_changed(state, account_id).await;
+    let undelivered = |error| StartError::Undelivered { conversation_id: row.id, resumed: false, error };
+    if let Some(prompt) = &req.prompt {
+        let input = first_prompt(req, prompt, images, how);
+        if how.queued {
+            deliver_queued(state, &row, input).await.map_err(undelivered)?;
+        } else {
+            engine::deliver(state, &row, input).await.map_err(undelivered)?;
+        }
     }
-    Ok((StatusCode::CREATED, ok(Conversation::from(&reread(&state, row.id).await?))))
+    reread(state, row.id).await.map(Opened::Created).map_err(undelivered)
+}
+
+/// Whether a queued prompt must wait for the conversation: a turn runs, or
+/// another prompt waits for the machine (a prompt of this request left
+/// waiting by a pass cut short at a ceiling is its own, and goes on).
+fn busy_for(conv: &ConversationRow, input: &PromptInput) -> bool {
+    conv.status == ConversationStatus::Running
+        || conv.pending_prompt.as_ref().is_some_and(|p| serde_json::to_value(input).ok().as_ref() != Some(p))
+}
+
+/// Delivers a queued start's first prompt within [`QUEUED_DELIVERY_TIMEOUT`].
+async fn deliver_queued(state: &AppState, conv: &ConversationRow, input: PromptInput) -> ApiResult<()> {
+    match tokio::time::timeout(QUEUED_DELIVERY_TIMEOUT, engine::deliver(state, conv, input)).await {
+        Ok(delivered) => delivered.map(drop),
+        Err(_) => Err(ApiError::new(
+            StatusCode::GATEWAY_TIMEOUT,
+            "prompt_delivery_timeout",
+            "Delivering the prompt took too long.",
+        )),
+    }
+}
+
+fn first_prompt(
+    req: &ConversationCreateRequest,
+    prompt: &str,
+    images: Vec<engine::Image>,
+    how: OpenHow,
+) -> PromptInput {
+    PromptInput {
+        prompt: prompt.to_owned(),
+        client_request_id: req.client_request_id.clone(),
+        session_config: None,
+        images,
+        origin: if how.autonomous { "autonomous" } else { "api" }.into(),
+        turn_id: None,
+    }
+}
+
+/// Opens a conversation, optionally with a first prompt; with `channel_id`
+/// (and not `fresh`) the channel's latest live conversation is resumed
+/// instead (200, labels merged, the prompt not delivered). A fresh start at
+/// a concurrency ceiling with `queue: true` waits in the sandbox queue (202).
+/// With `sandbox_id` it opens idle on that existing sandbox (attach).
+#[utoipa::path(post, path = "/api/conversations", tag = "conversations", request_body = ConversationCreateRequest,
+    responses((status = 201, description = "A new conversation", body = Data<Conversation>),
+        (status = 200, description = "The channel's conversation, resumed", body = Data<Conversation>),
+        (status = 202, description = "At a ceiling with `queue: true`: waiting in the sandbox queue, with a one-based `position`", body = Data<crate::queue::model::SandboxRequest>),
+        (status = 402, description = "`insufficient_credits` (with `upgrade_url`)", body = crate::error::ErrorBody),
+        (status = 403, description = "`guest_attach_requires_full_scope` (with `reason: insufficient_scope`): a guest attach, or a `fresh` rotation of a guest, with a restricted key", body = crate::error::ErrorBody),
+        (status = 404, description = "An agent, environment or vault the caller does not own; `inference_credential_not_found`; `sandbox_not_found`", body = crate::error::ErrorBody),
+        (status = 409, description = "`conversation_model_differs` or `conversation_session_config_differs` (channel resume); `sandbox_not_attachable`, `sandbox_at_capacity`, `codex_inference_conflict` (attach)", body = crate::error::ErrorBody),
+        (status = 422, description = "`invalid_prompt`, `invalid_images`, `validation_failed`, `session_config_invalid`, `model_invalid`, `invalid_machine_name`, `environment_not_allowed`, `vault_not_allowed`, `inference_credential_not_allowed`, `inference_credential_unusable`, `sandbox_identity_mismatch`, `sandbox_runtime_mismatch`, `execution_limits_invalid`, `execution_limits_widen`, `execution_limits_unsupported`", body = crate::error::ErrorBody),
+        (status = 429, description = "`sandbox_quota_exceeded` (with `active_sandboxes` and `limit`): the account's concurrent-sandbox cap, without `queue: true` or with the account's queue full", body = crate::error::ErrorBody),
+        (status = 503, description = "`fleet_at_capacity`: the service-wide ceiling (same conditions); `provisioning`: the agent's persistent machine is still being built", body = crate::error::ErrorBody)))]
+async fn create(
+    State(state): State<AppState>,
+    p: Principal,
+    body: Result<Json<ConversationCreateRequest>, ApiError>,
+) -> ApiResult<Response> {
+    // A machine's callback key acts on its own conversations; it does not open new ones.
+    if p.scope == Scope::Sandbox {
+        return Err(ApiError::insufficient_scope());
+    }
+    let Json(req) = body.map_err(rules::label_errors_by_key)?;
+    attach::check_scope(&state, &p, &req).await?;
+    let submit = queue::Submit {
+        account_id: p.account_id,
+        request: req,
+        how: OpenHow::default(),
+        schedule_id: None,
+        force_queue: false,
+        conversation_id: None,
+    };
+    Ok(match queue::submit(&state, submit).await? {
+        queue::Submitted::Opened(Opened::Created(row)) => {
+            (StatusCode::CREATED, ok(Conversation::from(&row))).into_response()
+        }
+        queue::Submitted::Opened(Opened::Resumed(row)) => {
+            (StatusCode::OK, ok(Conversation::from(&row))).into_response()
+        }
+        queue::Submitted::Queued(request) => (StatusCode::ACCEPTED, ok(request)).into_response(),
+    })
 }
 
 /// The caller's conversations, newest first, filtered by labels.
@@ -234,7 +469,7 @@ async fn set_labels(
 #[utoipa::path(post, path = "/api/conversations/{id}/prompts", tag = "conversations", params(("id" = Uuid, Path)),
     request_body = PromptRequest,
     responses((status = 202, description = "Accepted or queued", body = Data<PromptResponse>),
-        (status = 409, description = "`conversation_busy`: a turn is running", body = crate::error::ErrorBody),
+        (status = 409, description = "`conversation_busy`: a turn is running; `sandbox_at_capacity`: another conversation on the machine runs a turn of the same runtime (not for claude and codex); `inference_source_changed`: the agent's model changed since the conversation (without its own model) was applied: reapply it", body = crate::error::ErrorBody),
         (status = 410, description = "`conversation_ended`", body = crate::error::ErrorBody),
         (status = 422, description = "`invalid_prompt`, `validation_failed` or `session_config_invalid`", body = crate::error::ErrorBody)))]
 async fn prompt(
@@ -254,12 +489,14 @@ async fn prompt(
     if row.ended() {
         return Err(ended());
     }
+    reapply::check_prompt(&state, &row).await?;
     let input = PromptInput {
         prompt: req.prompt,
         client_request_id: req.client_request_id.clone(),
         session_config,
         images: Vec::new(),
         origin: "api".into(),
+        turn_id: None,
     };
     let status = engine::deliver(&state, &row, input).await?;
     let answer = PromptResponse { status, conversation_id: id, client_request_id: req.client_request_id };
@@ -354,4 +591,5 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(interrupt))
         .routes(routes!(terminate))
         .routes(routes!(answer_permission))
+        .routes(routes!(reapply::reapply))
 }

@@ -40,6 +40,8 @@ pub struct Conversation {
     pub environment_id: Option<Uuid>,
     /// The vault override; null uses the agent's.
     pub vault_id: Option<Uuid>,
+    /// The credential set chosen at create; null follows the agent's, then the account default.
+    pub inference_credential_id: Option<Uuid>,
     pub channel_id: Option<String>,
     #[serde(with = "time::serde::rfc3339")]
     pub inserted_at: OffsetDateTime,
@@ -64,6 +66,7 @@ impl From<&ConversationRow> for Conversation {
             session_config_options: r.session_config_options.clone(),
             environment_id: r.environment_id,
             vault_id: r.vault_id,
+            inference_credential_id: r.inference_credential_id,
             channel_id: r.channel_id.clone(),
             inserted_at: from_micros(r.created_at),
             updated_at: from_micros(r.updated_at),
@@ -154,7 +157,7 @@ impl From<&TurnRow> for Turn {
 }
 
 /// An image sent with a prompt.
-#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct ImageInput {
     /// Base64 of the image bytes (non-empty, at most 10 MB decoded).
     pub data: String,
@@ -163,7 +166,7 @@ pub struct ImageInput {
 }
 
 /// Body of `POST /api/conversations`. Only `agent_id` is required; unknown fields are ignored.
-#[derive(Debug, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, ToSchema)]
 pub struct ConversationCreateRequest {
     pub agent_id: Uuid,
     /// The first turn's prompt; must contain non-whitespace words.
@@ -181,7 +184,8 @@ pub struct ConversationCreateRequest {
     pub client_request_id: Option<String>,
     pub environment_id: Option<Uuid>,
     pub vault_id: Option<Uuid>,
-    /// Accepted; credential selection is not applied yet.
+    /// The credential set to run on instead of the agent's (owned by the caller and allowed by the
+    /// agent's `allowed_inference_credential_ids`); pinned across wakes.
     pub inference_credential_id: Option<Uuid>,
     /// `provider/model_id`, this conversation only.
     pub model: Option<String>,
@@ -191,7 +195,8 @@ pub struct ConversationCreateRequest {
     pub permission_policy: Option<Map<String, Value>>,
     /// Need a non-blank `prompt`.
     pub images: Option<Vec<ImageInput>>,
-    /// Accepted; starts are never queued yet.
+    /// At a concurrency ceiling, wait in the sandbox queue (202 with a `SandboxRequest`) instead of
+    /// 429/503. Starts with images or `sandbox_id` never wait.
     pub queue: Option<bool>,
     pub sandbox_api_access: Option<ApiAccess>,
     /// Accepted; attaching to an existing sandbox is not supported yet.

@@ -36,18 +36,22 @@ pub struct ConversationRow {
     pub sandbox_mode: Option<String>,
     pub machine_name: Option<String>,
     pub api_access: String,
+    /// The credential set chosen at create (the first place inference resolution looks).
+    pub inference_credential_id: Option<Uuid>,
     pub acp_session_id: Option<String>,
     pub agent_offset: i64,
     pub pending_prompt: Option<Value>,
     pub mid_turn: bool,
+    /// A teammate's conversation.
+    pub team: bool,
     pub created_at: i64,
     pub updated_at: i64,
     pub ended_at: Option<i64>,
 }
 
-const COLUMNS: &str = "id, account_id, agent_id, sandbox_id, runtime, status, title, labels, model, session_config, \
+pub(crate) const COLUMNS: &str = "id, account_id, agent_id, sandbox_id, runtime, status, title, labels, model, session_config, \
     session_config_options, environment_id, vault_id, channel_id, permission_policy, sandbox_mode, machine_name, \
-    sandbox_api_access, acp_session_id, agent_offset, pending_prompt, mid_turn, created_at, updated_at, ended_at";
+    sandbox_api_access, inference_credential_id, acp_session_id, agent_offset, pending_prompt, mid_turn, team, created_at, updated_at, ended_at";
 
 fn status_of(s: &str) -> ConversationStatus {
     serde_json::from_value(Value::String(s.to_owned())).unwrap_or(ConversationStatus::Failed)
@@ -71,7 +75,7 @@ fn object(v: Option<Value>) -> Option<Map<String, Value>> {
 }
 
 impl ConversationRow {
-    fn from_row(r: &AnyRow) -> Result<ConversationRow, sqlx::Error> {
+    pub(crate) fn from_row(r: &AnyRow) -> Result<ConversationRow, sqlx::Error> {
         let labels: String = r.try_get("labels")?;
         Ok(ConversationRow {
             id: r.uuid("id")?,
@@ -92,10 +96,12 @@ impl ConversationRow {
             sandbox_mode: r.try_get("sandbox_mode")?,
             machine_name: r.try_get("machine_name")?,
             api_access: r.try_get("sandbox_api_access")?,
+            inference_credential_id: r.opt_uuid("inference_credential_id")?,
             acp_session_id: r.try_get("acp_session_id")?,
             agent_offset: r.try_get("agent_offset")?,
             pending_prompt: r.json("pending_prompt")?,
             mid_turn: r.flag("mid_turn")?,
+            team: r.flag("team")?,
             created_at: r.try_get("created_at")?,
             updated_at: r.try_get("updated_at")?,
             ended_at: r.try_get("ended_at")?,
@@ -129,6 +135,10 @@ pub struct NewConversation {
     pub sandbox_mode: Option<String>,
     pub machine_name: Option<String>,
     pub api_access: String,
+    /// A teammate's conversation.
+    pub team: bool,
+    /// The create body's credential set.
+    pub inference_credential_id: Option<Uuid>,
 }
 
 fn json_text(v: Option<&Map<String, Value>>) -> Option<String> {
@@ -140,8 +150,8 @@ pub async fn insert(db: &Db, c: &NewConversation) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO conversations (id, account_id, agent_id, runtime, title, labels, model, session_config, \
          environment_id, vault_id, channel_id, permission_policy, sandbox_mode, machine_name, sandbox_api_access, \
-         created_at, updated_at, status, sandbox_id) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, \
-         $14, $15, $16, $16, $17, $18)",
+         created_at, updated_at, status, sandbox_id, team, inference_credential_id) VALUES ($1, $2, $3, $4, $5, $6, $7, \
+         $8, $9, $10, $11, $12, $13, $14, $15, $16, $16, $17, $18, $19, $20)",
     )
     .bind(c.id.to_string())
     .bind(c.account_id.to_string())
@@ -161,6 +171,8 @@ pub async fn insert(db: &Db, c: &NewConversation) -> Result<(), sqlx::Error> {
     .bind(now)
     .bind(status_str(c.status.unwrap_or(ConversationStatus::Pending)))
     .bind(c.sandbox_id.map(|s| s.to_string()))
+    .bind(i32::from(c.team))
+    .bind(c.inference_credential_id.map(|v| v.to_string()))
     .execute(&db.pool)
     .await?;
     Ok(())
@@ -354,6 +366,17 @@ pub async fn set_session(
     Ok(())
 }
 
+/// Records the config options the runtime advertised before the latest prompt.
+pub async fn set_config_options(db: &Db, id: Uuid, options: &Value) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE conversations SET session_config_options = $2, updated_at = $3 WHERE id = $1")
+        .bind(id.to_string())
+        .bind(options.to_string())
+        .bind(now_micros())
+        .execute(&db.pool)
+        .await?;
+    Ok(())
+}
+
 /// Queues a prompt for when the machine is up; false when one already waits (the later one is dropped).
 pub async fn put_pending(db: &Db, id: Uuid, prompt: &Value) -> Result<bool, sqlx::Error> {
     let done = sqlx::query(
@@ -459,12 +482,14 @@ pub struct NewTurn {
     pub origin: String,
     pub client_request_id: Option<String>,
     pub model_selection: Option<String>,
+    /// The turn's `inference` object, resolved as it starts.
+    pub inference: Option<Value>,
 }
 
 pub async fn insert_turn(db: &Db, t: &NewTurn) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO turns (id, conversation_id, account_id, prompt, status, origin, client_request_id, \
-         model_selection, inserted_at) VALUES ($1, $2, $3, $4, 'running', $5, $6, $7, $8)",
+         model_selection, inserted_at, inference) VALUES ($1, $2, $3, $4, 'running', $5, $6, $7, $8, $9)",
     )
     .bind(t.id.to_string())
     .bind(t.conversation_id.to_string())
@@ -474,8 +499,19 @@ pub async fn insert_turn(db: &Db, t: &NewTurn) -> Result<(), sqlx::Error> {
     .bind(t.client_request_id.clone())
     .bind(t.model_selection.clone())
     .bind(now_micros())
+    .bind(t.inference.as_ref().map(Value::to_string))
     .execute(&db.pool)
     .await?;
+    Ok(())
+}
+
+/// Records the turn's `config_selection` (what was asked for and what the runtime confirmed).
+pub async fn set_turn_config_selection(db: &Db, id: Uuid, selection: &Value) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE turns SET config_selection = $2 WHERE id = $1")
+        .bind(id.to_string())
+        .bind(selection.to_string())
+        .execute(&db.pool)
+        .await?;
     Ok(())
 }
 
@@ -574,4 +610,159 @@ pub async fn running_turn(db: &Db, conversation_id: Uuid) -> Result<Option<TurnR
     ));
     let row = sqlx::query(sql).bind(conversation_id.to_string()).fetch_optional(&db.pool).await?;
     row.as_ref().map(TurnRow::from_row).transpose()
+}
+
+/// One of a turn's `request` stage events or block events (see [`turn_requests`]).
+#[derive(Debug, Clone, Default)]
+pub struct RequestEvent {
+    pub stage: Option<String>,
+    pub state: Option<String>,
+    pub data: String,
+    pub blocks: Option<String>,
+}
+
+/// A turn's `request` stage events and its block events, oldest first: what a restart needs to
+/// find the permission requests the turn left open.
+pub async fn turn_requests(db: &Db, conversation_id: Uuid, turn_id: Uuid) -> Result<Vec<RequestEvent>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT stage, state, data, blocks FROM events WHERE conversation_id = $1 AND turn_id = $2 \
+         AND (stage = 'request' OR blocks IS NOT NULL) ORDER BY id",
+    )
+    .bind(conversation_id.to_string())
+    .bind(turn_id.to_string())
+    .fetch_all(&db.pool)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(RequestEvent {
+                stage: r.try_get("stage")?,
+                state: r.try_get("state")?,
+                data: r.try_get("data")?,
+                blocks: r.try_get("blocks")?,
+            })
+        })
+        .collect()
+}
+
+/// A conversation's newest turn, if any.
+pub async fn last_turn(db: &Db, conversation_id: Uuid) -> Result<Option<TurnRow>, sqlx::Error> {
+    let sql = sqlx::AssertSqlSafe(format!(
+        "SELECT {TURN_COLUMNS} FROM turns WHERE conversation_id = $1 ORDER BY inserted_at DESC, id DESC LIMIT 1"
+    ));
+    let row = sqlx::query(sql).bind(conversation_id.to_string()).fetch_optional(&db.pool).await?;
+    row.as_ref().map(TurnRow::from_row).transpose()
+}
+
+// ---- reapply ----
+
+/// What the conversation was last applied with (JSON, see `reapply::Applied`); none before it was recorded.
+pub async fn applied(db: &Db, id: Uuid) -> Result<Option<Value>, sqlx::Error> {
+    let text: Option<String> = sqlx::query_scalar("SELECT applied FROM conversations WHERE id = $1")
+        .bind(id.to_string())
+        .fetch_optional(&db.pool)
+        .await?
+        .flatten();
+    Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
+}
+
+pub async fn set_applied(db: &Db, id: Uuid, applied: &Value) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE conversations SET applied = $2 WHERE id = $1")
+        .bind(id.to_string())
+        .bind(applied.to_string())
+        .execute(&db.pool)
+        .await?;
+    Ok(())
+}
+
+/// A conversation's selection as a reapply sets it (overrides: `None` follows the agent).
+#[derive(Debug, Clone)]
+pub struct Selection {
+    pub agent_id: Uuid,
+    pub runtime: String,
+    pub environment_id: Option<Uuid>,
+    pub vault_id: Option<Uuid>,
+    pub model: Option<String>,
+    pub session_config: Option<Map<String, Value>>,
+    pub applied: Value,
+}
+
+/// Writes a reapplied selection; false when the conversation has ended, runs
+/// a turn or waits for its machine (the update is conditional, so a prompt
+/// claiming a turn meanwhile and the reapply cannot both win).
+pub async fn reapply<'e, E: sqlx::Executor<'e, Database = sqlx::Any>>(
+    ex: E,
+    id: Uuid,
+    s: &Selection,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE conversations SET agent_id = $2, runtime = $3, environment_id = $4, vault_id = $5, model = $6, \
+         session_config = $7, applied = $8, updated_at = $9 WHERE id = $1 AND status IN ('idle', 'failed')",
+    )
+    .bind(id.to_string())
+    .bind(s.agent_id.to_string())
+    .bind(s.runtime.clone())
+    .bind(s.environment_id.map(|v| v.to_string()))
+    .bind(s.vault_id.map(|v| v.to_string()))
+    .bind(s.model.clone())
+    .bind(json_text(s.session_config.as_ref()))
+    .bind(s.applied.to_string())
+    .bind(now_micros())
+    .execute(ex)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// The build fingerprint a sandbox was launched from, if recorded.
+pub async fn sandbox_fingerprint(db: &Db, sandbox_id: Uuid) -> Result<Option<String>, sqlx::Error> {
+    Ok(sqlx::query_scalar("SELECT fingerprint FROM sandboxes WHERE id = $1")
+        .bind(sandbox_id.to_string())
+        .fetch_optional(&db.pool)
+        .await?
+        .flatten())
+}
+
+/// The agents of the live conversations on a sandbox other than `except`.
+pub async fn other_live_agents(db: &Db, sandbox_id: Uuid, except: Uuid) -> Result<Vec<Uuid>, sqlx::Error> {
+    let rows =
+        sqlx::query("SELECT agent_id FROM conversations WHERE sandbox_id = $1 AND id <> $2 AND status <> 'terminated'")
+            .bind(sandbox_id.to_string())
+            .bind(except.to_string())
+            .fetch_all(&db.pool)
+            .await?;
+    rows.iter().map(|r| r.uuid("agent_id")).collect()
+}
+
+/// Gives a sandbox the selection its one conversation now holds (its
+/// variables and secrets are read from these at each agent start and wake),
+/// with the variables its running environment still holds beyond them
+/// (JSON, see `reapply::RemovedVars`).
+pub async fn retarget_sandbox<'e, E: sqlx::Executor<'e, Database = sqlx::Any>>(
+    ex: E,
+    sandbox_id: Uuid,
+    (agent_id, environment_id, vault_id): (Uuid, Option<Uuid>, Option<Uuid>),
+    removed_vars: &Value,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE sandboxes SET agent_id = $2, environment_id = $3, vault_id = $4, removed_vars = $5, updated_at = $6 \
+         WHERE id = $1",
+    )
+    .bind(sandbox_id.to_string())
+    .bind(agent_id.to_string())
+    .bind(environment_id.map(|v| v.to_string()))
+    .bind(vault_id.map(|v| v.to_string()))
+    .bind(removed_vars.to_string())
+    .bind(now_micros())
+    .execute(ex)
+    .await?;
+    Ok(())
+}
+
+/// What `retarget_sandbox` last recorded as removed variables, if anything.
+pub async fn removed_vars(db: &Db, sandbox_id: Uuid) -> Result<Option<Value>, sqlx::Error> {
+    let text: Option<String> = sqlx::query_scalar("SELECT removed_vars FROM sandboxes WHERE id = $1")
+        .bind(sandbox_id.to_string())
+        .fetch_optional(&db.pool)
+        .await?
+        .flatten();
+    Ok(text.and_then(|t| serde_json::from_str(&t).ok()))
 }

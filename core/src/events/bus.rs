@@ -7,14 +7,16 @@
 //! bounded); streams recover them from the log by id.
 //!
 //! Stream signals (`signal.rs`) travel beside events the same way: a second
-//! broadcast of account ids, and on PostgreSQL a second channel,
-//! `acs_signals`, whose payload is `<server>:<account id>`.
+//! broadcast of (account, kind), and on PostgreSQL a second channel,
+//! `acs_signals`, whose payload is `<server>:<account id>` for a
+//! `conversations` signal and `<server>:<account id>:<kind>` for the others.
 
 use std::sync::Arc;
 
 use tokio::sync::broadcast;
 use uuid::Uuid;
 
+use super::signal::{Signal, SignalKind};
 use super::{COLUMNS, Event, from_row};
 use crate::db::{Backend, Db};
 use crate::state::AppState;
@@ -27,8 +29,8 @@ const SIGNAL_CAPACITY: usize = 256;
 
 pub struct Bus {
     tx: broadcast::Sender<Arc<Event>>,
-    /// Accounts whose conversation list changed.
-    signals: broadcast::Sender<Uuid>,
+    /// Accounts whose conversation list, roster or schedules changed.
+    signals: broadcast::Sender<Signal>,
     /// Tells this server's own notifications apart from other replicas'.
     server: Uuid,
 }
@@ -53,22 +55,22 @@ impl Bus {
         let _ = self.tx.send(Arc::new(event));
     }
 
-    pub fn subscribe_signals(&self) -> broadcast::Receiver<Uuid> {
+    pub fn subscribe_signals(&self) -> broadcast::Receiver<Signal> {
         self.signals.subscribe()
     }
 
-    pub(crate) fn publish_signal(&self, account_id: Uuid) {
-        let _ = self.signals.send(account_id);
+    pub(crate) fn publish_signal(&self, signal: Signal) {
+        let _ = self.signals.send(signal);
     }
 
-    /// Tells other replicas that an account's conversation list changed (PostgreSQL only).
-    pub(crate) async fn notify_signal(&self, db: &Db, account_id: Uuid) -> Result<(), sqlx::Error> {
+    /// Tells other replicas of a signal (PostgreSQL only).
+    pub(crate) async fn notify_signal(&self, db: &Db, signal: Signal) -> Result<(), sqlx::Error> {
         if db.backend == Backend::Postgres {
-            sqlx::query("SELECT pg_notify($1, $2)")
-                .bind(SIGNAL_CHANNEL)
-                .bind(format!("{}:{account_id}", self.server))
-                .execute(&db.pool)
-                .await?;
+            let payload = match signal.kind {
+                SignalKind::Conversations => format!("{}:{}", self.server, signal.account_id),
+                kind => format!("{}:{}:{}", self.server, signal.account_id, kind.as_str()),
+            };
+            sqlx::query("SELECT pg_notify($1, $2)").bind(SIGNAL_CHANNEL).bind(payload).execute(&db.pool).await?;
         }
         Ok(())
     }
@@ -99,13 +101,17 @@ pub fn foreign_events(payload: &str, server: Uuid) -> Option<Vec<i64>> {
     ids.split(',').map(|id| id.parse().ok()).collect()
 }
 
-/// Which account a signal notification names, unless this server sent it.
-pub fn foreign_signal(payload: &str, server: Uuid) -> Option<Uuid> {
-    let (from, account) = payload.split_once(':')?;
+/// The signal a notification carries, unless this server sent it.
+pub fn foreign_signal(payload: &str, server: Uuid) -> Option<Signal> {
+    let (from, rest) = payload.split_once(':')?;
     if from.parse::<Uuid>().ok()? == server {
         return None;
     }
-    account.parse().ok()
+    let (account, kind) = match rest.split_once(':') {
+        Some((account, kind)) => (account, SignalKind::parse(kind)?),
+        None => (rest, SignalKind::Conversations),
+    };
+    Some(Signal { account_id: account.parse().ok()?, kind })
 }
 
 /// On PostgreSQL: relays other replicas' events and signals into this
@@ -137,8 +143,8 @@ pub async fn relay(state: AppState) {
             };
             let Ok(note) = note else { break };
             if note.channel() == SIGNAL_CHANNEL {
-                if let Some(account) = foreign_signal(note.payload(), state.events.server) {
-                    state.events.publish_signal(account);
+                if let Some(signal) = foreign_signal(note.payload(), state.events.server) {
+                    state.events.publish_signal(signal);
                 }
                 continue;
             }
@@ -181,7 +187,11 @@ mod tests {
         let me = Uuid::new_v4();
         let other = Uuid::new_v4();
         let account = Uuid::new_v4();
-        assert_eq!(foreign_signal(&format!("{other}:{account}"), me), Some(account));
+        let of = |kind| Some(Signal { account_id: account, kind });
+        assert_eq!(foreign_signal(&format!("{other}:{account}"), me), of(SignalKind::Conversations));
+        assert_eq!(foreign_signal(&format!("{other}:{account}:team"), me), of(SignalKind::Team));
+        assert_eq!(foreign_signal(&format!("{other}:{account}:schedule"), me), of(SignalKind::Schedule));
+        assert_eq!(foreign_signal(&format!("{other}:{account}:other"), me), None);
         assert_eq!(foreign_signal(&format!("{me}:{account}"), me), None);
         assert_eq!(foreign_signal(&format!("{other}:42"), me), None);
         assert_eq!(foreign_signal("garbage", me), None);

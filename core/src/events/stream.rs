@@ -22,7 +22,8 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use super::{COLUMNS, Event, from_row, signal};
+use super::signal::{self, Signal, SignalKind};
+use super::{COLUMNS, Event, from_row};
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::http::Query;
@@ -150,9 +151,12 @@ pub struct StreamLogEvent {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[schema(value_type = Option<i64>)]
     pub duration_ms: Option<Option<i64>>,
-    /// On the all-conversations stream only.
+    /// On the all-conversations and team streams only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub conversation_id: Option<Uuid>,
+    /// On the team stream only: the teammate.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<Uuid>,
 }
 
 /// Which optional fields a stream's frames carry.
@@ -176,6 +180,7 @@ impl StreamLogEvent {
             blocks: shape.blocks.then(|| blocks(e)),
             duration_ms: shape.all.then_some(e.duration_ms),
             conversation_id: if shape.all { e.conversation_id } else { None },
+            agent_id: None,
         }
     }
 }
@@ -191,8 +196,15 @@ pub fn blocks(e: &Event) -> Vec<Value> {
 
 /// The SSE frame of an event.
 pub fn frame(e: &Event, shape: Shape) -> SseEvent {
-    let frame = SseEvent::default().id(e.id.to_string());
-    frame.json_data(StreamLogEvent::new(e, shape)).unwrap_or_else(|_| SseEvent::default().comment("unencodable"))
+    frame_of(e.id, &StreamLogEvent::new(e, shape))
+}
+
+/// The SSE frame of event `id` with this body.
+pub fn frame_of(id: i64, body: &StreamLogEvent) -> SseEvent {
+    SseEvent::default()
+        .id(id.to_string())
+        .json_data(body)
+        .unwrap_or_else(|_| SseEvent::default().comment("unencodable"))
 }
 
 /// An event stream as SSE, with keep-alive comments.
@@ -248,34 +260,40 @@ async fn all_conversations(
     let filter = Filter { account_id: p.account_id, sandbox_id: p.sandbox_id, conversation_id: None };
     let shape = Shape { blocks: q.blocks, all: true };
     let events = futures::StreamExt::map(follow(state, filter, after), move |e| frame(&e, shape));
-    Ok(sse(with_signals(events, signals, p.account_id)))
+    Ok(sse(with_signals(events, signals, p.account_id, &[SignalKind::Conversations])))
 }
 
-/// Interleaves `conversations` signal frames of `account` with the event
-/// frames; ends when the events end.
-fn with_signals<S>(
+/// Interleaves the signal frames of `account` of these `kinds` with the
+/// event frames; ends when the events end.
+pub fn with_signals<S>(
     events: S,
-    signals: broadcast::Receiver<Uuid>,
+    signals: broadcast::Receiver<Signal>,
     account: Uuid,
+    kinds: &'static [SignalKind],
 ) -> impl Stream<Item = SseEvent> + Send + 'static
 where
     S: Stream<Item = SseEvent> + Send + 'static,
 {
     let events = Box::pin(events);
-    futures::stream::unfold((events, signals), move |(mut events, mut signals)| async move {
+    // Frames owed after a lag: one of each kind says as much as any number of missed signals.
+    let owed: VecDeque<SignalKind> = VecDeque::new();
+    futures::stream::unfold((events, signals, owed), move |(mut events, mut signals, mut owed)| async move {
         loop {
+            if let Some(kind) = owed.pop_front() {
+                return Some((signal::frame(kind), (events, signals, owed)));
+            }
             // Signals first: one sent before an event was written is sent before it.
             tokio::select! {
                 biased;
                 s = signals.recv() => match s {
-                    Ok(a) if a == account => return Some((signal::frame(), (events, signals))),
+                    Ok(s) if s.account_id == account && kinds.contains(&s.kind) =>
+                        return Some((signal::frame(s.kind), (events, signals, owed))),
                     Ok(_) => {}
-                    // Some signals were missed: one frame says as much as any number.
-                    Err(broadcast::error::RecvError::Lagged(_)) => return Some((signal::frame(), (events, signals))),
+                    Err(broadcast::error::RecvError::Lagged(_)) => owed.extend(kinds.iter().copied()),
                     // The bus lives in the state this stream's events hold: not while they flow.
                     Err(broadcast::error::RecvError::Closed) => return None,
                 },
-                e = futures::StreamExt::next(&mut events) => return e.map(|e| (e, (events, signals))),
+                e = futures::StreamExt::next(&mut events) => return e.map(|e| (e, (events, signals, owed))),
             }
         }
     })

@@ -2,6 +2,7 @@
 //! and lifecycle. Handlers are thin; the moves live in `service`, the
 //! build stages in `provision`, the reads in `reads`.
 
+pub mod capacity;
 pub mod egress_log;
 pub mod git;
 pub mod model;
@@ -276,7 +277,12 @@ pub async fn start(state: &AppState, addr: SocketAddr) -> Result<impl Future<Out
         machines_dir: PathBuf::from(&cfg.dir).join("machines"),
         run_dir: PathBuf::from(&cfg.run_dir),
         sandboxd: sandboxd_path(&cfg.sandboxd_path),
-        ro_binds: cfg.ro_binds.iter().map(|b| provider::local::bwrap::parse_ro_bind(b)).collect::<Result<_, _>>()?,
+        ro_binds: cfg
+            .ro_binds
+            .iter()
+            .map(|b| provider::local::bwrap::parse_ro_bind(b))
+            .chain(crate::runtimes::machine_bind(&state.config().runtimes.dir).map(Ok))
+            .collect::<Result<_, _>>()?,
         net: NetConfig { subnet: cfg.subnet, lease_dir: PathBuf::from(&cfg.lease_dir), proxy_port: cfg.proxy_port },
         always_allowed: origin(&api_url).into_iter().collect(),
         api_alias,

@@ -15,7 +15,7 @@ use uuid::Uuid;
 use super::model::{ApiAccess, SandboxRow, SandboxState};
 use super::provision::{self, Ctx};
 use super::redact::Redactor;
-use super::{names, store};
+use super::{capacity, names, store};
 use crate::agents::{Agent, SandboxMode};
 use crate::config::SandboxConfig;
 use crate::environments::{self, Environment, NetworkingType};
@@ -99,6 +99,8 @@ pub fn network_policy(env: Option<&Environment>) -> NetworkPolicy {
 /// Starts (or finds) the machine for a launch. A new machine provisions in
 /// the background; its stages go to the event log. A persistent home already
 /// built is shared, woken when parked, and refused with 503 while it builds.
+/// A new machine or a wake is refused at a concurrency ceiling (429
+/// `sandbox_quota_exceeded`, 503 `fleet_at_capacity`) or without credits (402).
 pub async fn launch(state: &AppState, req: LaunchRequest) -> ApiResult<SandboxRow> {
     let svc = service(state)?;
     let environment_id = req.environment_id.or(req.agent.spec.environment_id);
@@ -155,7 +157,11 @@ pub async fn launch(state: &AppState, req: LaunchRequest) -> ApiResult<SandboxRo
         api_access: req.api_access.as_str(),
         fingerprint: env.as_ref().map(|e| e.build_fingerprint.as_str()),
     };
-    if let Err(e) = store::insert(&state.db, &new).await {
+    crate::credits::gate(state, req.account_id).await?;
+    // The ceilings are counted and the row written in one transaction (see `capacity`).
+    let mut tx = state.db.begin().await?;
+    capacity::reserve(&mut tx, &state.config().limits, req.account_id).await?;
+    if let Err(e) = store::insert(&mut *tx, &new).await {
         if crate::db::is_unique_violation(&e) {
             return Err(ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
@@ -165,6 +171,8 @@ pub async fn launch(state: &AppState, req: LaunchRequest) -> ApiResult<SandboxRo
         }
         return Err(e.into());
     }
+    crate::credits::meter::started(state, &mut tx, id).await?;
+    tx.commit().await?;
     let row = store::get(&state.db, id).await?.ok_or_else(ApiError::internal)?;
     let st = state.clone();
     let conversation = req.conversation_id;
@@ -311,6 +319,8 @@ async fn finish_start(
             let _ = revoke_keys(state, row.id).await;
             stage(state, scope, "provision", StageState::Failed, json!({"sandbox_id": row.id, "error": error})).await;
             let _ = store::set_failed(&state.db, row.id, &error).await;
+            crate::credits::meter::settle(state, row.id).await;
+            state.queue.wake();
             crate::conversations::engine::machine_failed(state, row.id).await;
         }
     }
@@ -328,11 +338,17 @@ pub async fn wake(state: &AppState, id: Uuid) -> ApiResult<bool> {
         }
         SandboxState::Suspended | SandboxState::Failed => {}
     }
-    if !store::transition(&state.db, id, &[SandboxState::Suspended, SandboxState::Failed], SandboxState::Starting)
+    // A woken machine is a concurrent sandbox again: the same gates as a new one.
+    crate::credits::gate(state, row.account_id).await?;
+    let mut tx = state.db.begin().await?;
+    capacity::reserve(&mut tx, &state.config().limits, row.account_id).await?;
+    if !store::transition_in(&mut *tx, id, &[SandboxState::Suspended, SandboxState::Failed], SandboxState::Starting)
         .await?
     {
         return Ok(false);
     }
+    crate::credits::meter::started(state, &mut tx, id).await?;
+    tx.commit().await?;
     let st = state.clone();
     tokio::spawn(async move { wake_now(&st, row).await });
     Ok(true)
@@ -395,6 +411,9 @@ pub async fn park(state: &AppState, id: Uuid) -> ApiResult<()> {
     if !store::transition(&state.db, id, &[SandboxState::Ready], SandboxState::Suspended).await? {
         return Ok(());
     }
+    // A place under the ceilings freed: the sandbox queue may start what waits.
+    state.queue.wake();
+    crate::credits::meter::settle(state, id).await;
     svc.provider.stop(id).await;
     revoke_keys(state, id).await?;
     let scope = scope(state, &row, None).await;
@@ -435,6 +454,8 @@ async fn reclaim_locked(state: &AppState, svc: &Sandboxes, row: &SandboxRow, end
     if !store::transition(&state.db, row.id, &live, SandboxState::Terminated).await? {
         return Ok(());
     }
+    state.queue.wake();
+    crate::credits::meter::settle(state, row.id).await;
     svc.provider.destroy(row.id).await;
     revoke_keys(state, row.id).await?;
     let scope = scope(state, row, ended).await;
@@ -490,6 +511,7 @@ pub async fn reattach_all(state: &AppState) {
             let error = "provisioning was cut short by a server restart";
             stage(state, &scope, "provision", StageState::Failed, json!({"error": error})).await;
             let _ = store::set_failed(&state.db, row.id, error).await;
+            crate::credits::meter::settle(state, row.id).await;
             continue;
         }
         stage(state, &scope, "reattach", StageState::Started, json!({"sandbox_id": row.id})).await;
@@ -507,6 +529,7 @@ pub async fn reattach_all(state: &AppState) {
                 };
                 stage(state, &scope, "reattach", StageState::Failed, json!({"error": error})).await;
                 let _ = store::set_failed(&state.db, row.id, &error).await;
+                crate::credits::meter::settle(state, row.id).await;
             }
         }
     }

@@ -22,7 +22,11 @@ pub struct NewSandbox<'a> {
     pub fingerprint: Option<&'a str>,
 }
 
-pub async fn insert(db: &Db, s: &NewSandbox<'_>) -> Result<(), sqlx::Error> {
+/// Inserts a machine row (inside the transaction that checked the ceilings).
+pub async fn insert<'e>(
+    ex: impl sqlx::Executor<'e, Database = sqlx::Any>,
+    s: &NewSandbox<'_>,
+) -> Result<(), sqlx::Error> {
     let now = now_micros();
     sqlx::query(
         "INSERT INTO sandboxes (id, account_id, machine_name, status, mode, provider, agent_id, environment_id, \
@@ -41,7 +45,7 @@ pub async fn insert(db: &Db, s: &NewSandbox<'_>) -> Result<(), sqlx::Error> {
     .bind(s.api_access.to_owned())
     .bind(s.fingerprint.map(str::to_owned))
     .bind(now)
-    .execute(&db.pool)
+    .execute(ex)
     .await?;
     Ok(())
 }
@@ -115,11 +119,21 @@ pub async fn idle(db: &Db, before: i64) -> Result<Vec<Uuid>, sqlx::Error> {
 
 /// Moves a sandbox to `to` only from one of `from`; false when it was elsewhere.
 pub async fn transition(db: &Db, id: Uuid, from: &[SandboxState], to: SandboxState) -> Result<bool, sqlx::Error> {
+    transition_in(&db.pool, id, from, to).await
+}
+
+/// [`transition`] on the caller's connection or transaction.
+pub async fn transition_in<'e>(
+    ex: impl sqlx::Executor<'e, Database = sqlx::Any>,
+    id: Uuid,
+    from: &[SandboxState],
+    to: SandboxState,
+) -> Result<bool, sqlx::Error> {
     let sql = sqlx::AssertSqlSafe(format!(
         "UPDATE sandboxes SET status = $1, updated_at = $2 WHERE id = $3 AND status IN ({})",
         status_list(from)
     ));
-    let done = sqlx::query(sql).bind(to.as_str()).bind(now_micros()).bind(id.to_string()).execute(&db.pool).await?;
+    let done = sqlx::query(sql).bind(to.as_str()).bind(now_micros()).bind(id.to_string()).execute(ex).await?;
     Ok(done.rows_affected() == 1)
 }
 

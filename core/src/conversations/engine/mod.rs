@@ -9,8 +9,12 @@
 //! a restart, [`reattach_all`] takes over the processes `sandboxd` kept.
 
 mod blocks;
+mod config;
+mod labels;
+mod permissions;
 mod session;
 mod turn;
+mod usage;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,12 +30,16 @@ use uuid::Uuid;
 use self::blocks::Transcript;
 use self::session::Session;
 use self::turn::{Outcome, TurnCtx};
+use super::policy::{Effective, Policy};
 use super::store::{self, ConversationRow, NewConversation, NewTurn};
-use crate::acp::client::AcpControl;
+use crate::acp::client::{AcpControl, SessionSetup};
 use crate::acp::types::{ContentBlock, ImageContent, PermissionOutcome, RequestPermissionRequest};
 use crate::agents::{Agent, SandboxMode};
+use crate::credits::TurnRef;
 use crate::error::{ApiError, ApiResult};
 use crate::events::{self, NewEvent, Scope, StageState};
+use crate::inference::Resolved;
+use crate::inference::rules::Origin;
 use crate::sandboxes::model::{ApiAccess, ConversationStatus, SandboxRow, SandboxState};
 use crate::sandboxes::service::{self as machines, LaunchRequest};
 use crate::state::AppState;
@@ -58,6 +66,10 @@ pub struct PromptInput {
     pub images: Vec<Image>,
     /// `api`, or `autonomous` for a turn the service opened itself.
     pub origin: String,
+    /// The turn's id when the sender chose it (a schedule's run, so that a
+    /// run cut short by a crash is recognised instead of sent twice).
+    #[serde(default)]
+    pub turn_id: Option<Uuid>,
 }
 
 /// What happened to a delivered prompt.
@@ -83,6 +95,8 @@ pub enum WakeStatus {
 pub struct MachineRequest {
     pub mode: Option<SandboxMode>,
     pub machine_name: Option<String>,
+    /// An existing machine to open on (attach): no launch, and the conversation opens idle.
+    pub attach: Option<SandboxRow>,
 }
 
 /// This server's live state of one conversation.
@@ -134,34 +148,44 @@ pub async fn create(
     mut new: NewConversation,
     machine: MachineRequest,
 ) -> ApiResult<ConversationRow> {
-    let sandbox = machines::launch(
-        state,
-        LaunchRequest {
-            account_id: new.account_id,
-            agent: agent.clone(),
-            environment_id: new.environment_id,
-            vault_id: new.vault_id,
-            mode: machine.mode,
-            machine_name: machine.machine_name,
-            api_access: api_access(&new.api_access),
-            conversation_id: Some(new.id),
-        },
-    )
-    .await?;
+    let applied = super::reapply::applied_at_create(state, new.account_id, new.inference_credential_id, agent).await?;
+    let attached = machine.attach.is_some();
+    let sandbox = match machine.attach {
+        Some(existing) => {
+            crate::sandboxes::store::touch(&state.db, existing.id).await?;
+            existing
+        }
+        None => {
+            let launch = LaunchRequest {
+                account_id: new.account_id,
+                agent: agent.clone(),
+                environment_id: new.environment_id,
+                vault_id: new.vault_id,
+                mode: machine.mode,
+                machine_name: machine.machine_name,
+                api_access: api_access(&new.api_access),
+                conversation_id: Some(new.id),
+            };
+            machines::launch(state, launch).await?
+        }
+    };
     new.sandbox_id = Some(sandbox.id);
-    new.status = Some(if sandbox.status == SandboxState::Ready {
+    // An attached conversation opens idle even on a parked machine: its first prompt wakes it.
+    new.status = Some(if sandbox.status == SandboxState::Ready || attached {
         ConversationStatus::Idle
     } else {
         ConversationStatus::Pending
     });
     if let Err(e) = store::insert(&state.db, &new).await {
-        if !sandbox.persistent()
+        if !attached
+            && !sandbox.persistent()
             && crate::sandboxes::store::holders(&state.db, sandbox.id).await.unwrap_or_default().is_empty()
         {
             let _ = machines::reclaim(state, sandbox.id).await;
         }
         return Err(e.into());
     }
+    store::set_applied(&state.db, new.id, &applied).await?;
     // The machine may have become ready between the launch and the insert.
     if sandbox.status != SandboxState::Ready
         && let Ok(Some(now)) = crate::sandboxes::store::get(&state.db, sandbox.id).await
@@ -186,10 +210,20 @@ pub async fn deliver(state: &AppState, conv: &ConversationRow, input: PromptInpu
     if conv.ended() {
         return Err(ended());
     }
+    crate::credits::gate(state, conv.account_id).await?;
     let machine = machine_of(state, conv).await?;
+    if let Some(m) = &machine {
+        super::attach::check_capacity(state, m.id, &conv.runtime, conv.id).await?;
+    }
     if let Some(m) = machine.as_ref().filter(|m| m.status == SandboxState::Ready) {
         if !store::claim_turn(&state.db, conv.id).await? {
             return Err(busy());
+        }
+        // Two prompts that passed the capacity check together: each sees the other's claim and
+        // gives way, so two turns of one runtime never run on the machine.
+        if let Err(e) = super::attach::check_capacity(state, m.id, &conv.runtime, conv.id).await {
+            store::set_status(&state.db, conv.id, ConversationStatus::Idle).await?;
+            return Err(e);
         }
         open_turn(state, conv.id, m.id, input).await?;
         return Ok(Delivery::Accepted);
@@ -249,6 +283,11 @@ struct Opened {
     sandbox_id: Uuid,
     turn_id: Uuid,
     input: PromptInput,
+    /// The turn's model-provider credential.
+    inference: Resolved,
+    /// The model asked for (the conversation's, else the agent's) and the merged session config.
+    model: Option<String>,
+    session_config: Map<String, Value>,
 }
 
 /// Claims the conversation and takes its queued prompt, recording the turn;
@@ -298,7 +337,25 @@ async fn record_turn(
     sandbox_id: Uuid,
     input: PromptInput,
 ) -> ApiResult<Opened> {
-    let turn_id = Uuid::now_v7();
+    let turn_id = input.turn_id.unwrap_or_else(Uuid::now_v7);
+    let agent = crate::agents::get_agent(state, conv.account_id, conv.agent_id).await;
+    let resolved = match agent {
+        Ok(agent) => crate::inference::resolve(state, conv, &agent).await.map(|r| (agent, r)),
+        Err(e) => Err(e),
+    };
+    let (agent, resolved) = match resolved {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = store::set_status(&state.db, conv.id, ConversationStatus::Idle).await;
+            return Err(e);
+        }
+    };
+    let model = conv.model.clone().or_else(|| agent.spec.model.clone());
+    let session_config = config::requested(&[
+        agent.spec.session_config.as_ref(),
+        conv.session_config.as_ref(),
+        input.session_config.as_ref(),
+    ]);
     let new = NewTurn {
         id: turn_id,
         conversation_id: conv.id,
@@ -306,40 +363,72 @@ async fn record_turn(
         prompt: input.prompt.clone(),
         origin: input.origin.clone(),
         client_request_id: input.client_request_id.clone(),
-        model_selection: conv.model.clone(),
+        model_selection: model.clone(),
+        inference: serde_json::to_value(resolved.inference).ok(),
     };
     if let Err(e) = store::insert_turn(&state.db, &new).await {
         let _ = store::set_status(&state.db, conv.id, ConversationStatus::Idle).await;
         return Err(e.into());
     }
+    if resolved.inference.origin == Origin::Platform {
+        let charge = TurnRef { account_id: conv.account_id, conversation_id: conv.id, turn_id, sandbox_id };
+        if let Err(e) = crate::credits::spend_platform_turn(state, charge).await {
+            tracing::error!(turn = %turn_id, "platform turn not charged: {e}");
+        }
+    }
     crate::sandboxes::store::refresh_busy(&state.db, sandbox_id).await?;
-    Ok(Opened { conv: conv.clone(), sandbox_id, turn_id, input })
+    Ok(Opened { conv: conv.clone(), sandbox_id, turn_id, input, inference: resolved, model, session_config })
+}
+
+/// The credential a turn on `conv` runs on (with the agent as it is now).
+async fn resolve_inference(state: &AppState, conv: &ConversationRow) -> ApiResult<Resolved> {
+    let agent = crate::agents::get_agent(state, conv.account_id, conv.agent_id).await?;
+    crate::inference::resolve(state, conv, &agent).await
 }
 
 /// Runs a turn, then each prompt queued meanwhile, in this one task.
 async fn run_turns(state: AppState, first: Opened) {
     let mut next = Some(first);
-    while let Some(Opened { conv, sandbox_id, turn_id, input }) = next.take() {
-        let id = conv.id;
-        if !run_turn(&state, conv, sandbox_id, turn_id, input).await {
+    while let Some(opened) = next.take() {
+        let id = opened.conv.id;
+        if !run_turn(&state, opened).await {
             return;
         }
         next = claim_pending(&state, id).await;
     }
 }
 
+/// `credential`: the variable the turn's agent reads its model access from
+/// (redacted from the log like the machine's secrets).
 async fn turn_ctx(
     state: &AppState,
     conv: &ConversationRow,
-    sandbox_id: Uuid,
-    turn_id: Uuid,
+    (sandbox_id, turn_id): (Uuid, Uuid),
+    credential: Option<&(String, String)>,
 ) -> Result<TurnCtx, String> {
     let svc = machines::service(state).map_err(machines::reason)?;
     let row = crate::sandboxes::store::get(&state.db, sandbox_id)
         .await
         .map_err(|e| e.to_string())?
         .ok_or("the machine is gone")?;
-    let material = machines::material(state, &row, None).await.map_err(machines::reason)?;
+    // The variables as the machine's selection has them now (a reapply may have changed them
+    // since the machine started): the agent process started for this turn gets them.
+    let env = match row.environment_id {
+        Some(e) => {
+            Some(crate::environments::get_environment(state, row.account_id, e).await.map_err(machines::reason)?)
+        }
+        None => None,
+    };
+    let mut material = machines::material(state, &row, env.as_ref()).await.map_err(machines::reason)?;
+    // What the machine's own environment still holds beyond its selection is emptied.
+    for key in super::reapply::removed_vars(state, &row).await.map_err(machines::reason)? {
+        material.env.entry(key).or_default();
+    }
+    if let Some((var, value)) = credential {
+        material.env.insert(var.clone(), value.clone());
+        material.redactor =
+            crate::sandboxes::redact::Redactor::new(material.secrets.values().cloned().chain([value.clone()]));
+    }
     Ok(TurnCtx {
         state: state.clone(),
         scope: Scope {
@@ -357,7 +446,21 @@ async fn turn_ctx(
         live: state.conversations.live(conv.id),
         sup: svc.provider.supervisor(sandbox_id),
         started: Instant::now(),
+        config_options: None,
+        policy: turn_policy(state, conv).await,
+        usage_report: None,
     })
+}
+
+/// The policy a turn's permission requests are decided by: the agent's as it is now, narrowed
+/// by the conversation's launch policy (the launch's alone if the agent is gone).
+async fn turn_policy(state: &AppState, conv: &ConversationRow) -> Effective {
+    let agent = crate::agents::get_agent(state, conv.account_id, conv.agent_id).await.ok();
+    Effective {
+        agent: Policy::from_map(agent.as_ref().and_then(|a| a.spec.permission_policy.as_ref())),
+        launch: Policy::from_map(conv.permission_policy.as_ref()),
+        global_timeout: state.config().conversations.permission_timeout_seconds,
+    }
 }
 
 fn prompt_blocks(input: &PromptInput) -> Vec<ContentBlock> {
@@ -373,14 +476,9 @@ fn prompt_blocks(input: &PromptInput) -> Vec<ContentBlock> {
 }
 
 /// One turn; false when the server is shutting down under it.
-async fn run_turn(
-    state: &AppState,
-    conv: ConversationRow,
-    sandbox_id: Uuid,
-    turn_id: Uuid,
-    input: PromptInput,
-) -> bool {
-    let mut ctx = match turn_ctx(state, &conv, sandbox_id, turn_id).await {
+async fn run_turn(state: &AppState, opened: Opened) -> bool {
+    let Opened { conv, sandbox_id, turn_id, input, inference, model, session_config } = opened;
+    let mut ctx = match turn_ctx(state, &conv, (sandbox_id, turn_id), inference.credential.as_ref()).await {
         Ok(ctx) => ctx,
         Err(error) => {
             tracing::error!(conversation = %conv.id, "turn could not start: {error}");
@@ -400,13 +498,26 @@ async fn run_turn(
     let started = json!({"turn_id": turn_id, "client_request_id": input.client_request_id});
     let started = NewEvent::stage("turn", StageState::Started, &ctx.transcript.redact_value(&started));
     ctx.write(&[started, prompt_event], None).await;
+    if let Some(reason) = inference.missing {
+        ctx.stage("model", StageState::Failed, json!({"error": reason, "scope": "missing"})).await;
+        turn::finish(&ctx, Outcome::Refused(reason)).await;
+        return true;
+    }
 
     let mut guard = live.session.lock().await;
-    if guard.as_ref().is_some_and(|s| s.sandbox_id != sandbox_id || s.machine_started != ctx.machine_started) {
+    // A process started on another machine, or with another credential, is replaced; so is one
+    // whose session was dropped meanwhile (a reapply, maybe on another replica, clears its id).
+    let fingerprint = inference.fingerprint();
+    if guard.as_ref().is_some_and(|s| {
+        s.sandbox_id != sandbox_id
+            || s.machine_started != ctx.machine_started
+            || s.credential.as_ref().is_some_and(|c| *c != fingerprint)
+            || conv.acp_session_id.is_none()
+    }) {
         *guard = None;
     }
     if guard.is_none() {
-        match start_session(&ctx, &conv).await {
+        match start_session(&ctx, &conv, &inference).await {
             Ok(session) => *guard = Some(session),
             Err(error) => {
                 turn::finish(&ctx, Outcome::Lost(error)).await;
@@ -415,6 +526,10 @@ async fn run_turn(
         }
     }
     let Some(session) = guard.as_mut() else { return true };
+    if let Some(refusal) = configure(&ctx, session, (&conv.runtime, model.as_deref()), session_config).await {
+        turn::finish(&ctx, Outcome::Refused(refusal)).await;
+        return true;
+    }
     // The turn borrows the client; `drive` reads the offset through a second handle.
     let resume = session.resume.clone();
     let outcome = match session.client.prompt(prompt_blocks(&input)) {
@@ -426,11 +541,45 @@ async fn run_turn(
             if live.interrupted.load(Ordering::SeqCst) {
                 let _ = t.control().cancel();
             }
-            turn::drive(&mut ctx, &resume, t).await
+            turn::drive(&mut ctx, &resume, t, Default::default()).await
         }
         Err(e) => Outcome::Lost(e.to_string()),
     };
+    if let Some(options) = ctx.config_options.take() {
+        session.options = Some(options);
+    }
     finish_and_release(state, &ctx, &live, &mut guard, outcome).await
+}
+
+/// Brings the session to the turn's model and session config before its prompt: `model` and
+/// `config` stage events, the turn's `config_selection`, and the options the conversation shows.
+/// Returns the runtime's message when it refused the model or a value (the turn fails).
+async fn configure(
+    ctx: &TurnCtx,
+    session: &mut Session,
+    (runtime, model): (&str, Option<&str>),
+    requested: Map<String, Value>,
+) -> Option<String> {
+    let applied = config::apply(session, runtime, model, requested).await;
+    let events: Vec<NewEvent> = applied
+        .reports
+        .iter()
+        .map(|r| {
+            let st = if r.failed { StageState::Failed } else { StageState::Done };
+            NewEvent::stage(r.stage, st, &ctx.transcript.redact_value(&r.data))
+        })
+        .collect();
+    ctx.write(&events, None).await;
+    let db = &ctx.state.db;
+    if let Err(e) = store::set_turn_config_selection(db, ctx.turn_id, &applied.selection.to_value()).await {
+        tracing::error!(turn = %ctx.turn_id, "config_selection not recorded: {e}");
+    }
+    if let Some(options) = session.options.as_ref().and_then(|o| serde_json::to_value(o).ok())
+        && let Err(e) = store::set_config_options(db, ctx.conversation_id, &options).await
+    {
+        tracing::error!(conversation = %ctx.conversation_id, "session_config_options not recorded: {e}");
+    }
+    applied.refused
 }
 
 /// Records the turn's end; false on shutdown (the turn goes on in the machine).
@@ -452,12 +601,26 @@ async fn finish_and_release(
     true
 }
 
-/// Starts the agent and records its session (`session` stage `done`).
-async fn start_session(ctx: &TurnCtx, conv: &ConversationRow) -> Result<Session, String> {
+/// Starts the agent (its model credential in its environment) and records
+/// its session (`session` stage `done`).
+async fn start_session(ctx: &TurnCtx, conv: &ConversationRow, inference: &Resolved) -> Result<Session, String> {
     let agent = crate::agents::get_agent(&ctx.state, conv.account_id, conv.agent_id).await.map_err(machines::reason)?;
-    let argv = session::argv(&agent)?;
+    let model = conv.model.as_deref().or(agent.spec.model.as_deref());
+    let launch = session::launch(&agent, model, ctx.state.config())?;
+    // The machine's variables as its selection has them now (a reapply may have changed them
+    // since the machine started), then the runtime's own, then the model credential.
+    let mut env = ctx.machine_env.clone();
+    env.extend(launch.env);
+    env.extend(inference.env());
+    // The runtime picks its ACP auth method by the variables the process really gets.
+    let auth_env = env.clone();
+    let setup = SessionSetup {
+        mcp_servers: agent.spec.mcp_servers.iter().cloned().map(Value::Object).collect(),
+        meta: launch.session_meta,
+    };
+    let program = session::Program { argv: launch.argv, env, credential: inference.fingerprint(), setup };
     let (session, handshake) =
-        session::open(&ctx.sup, conv.id, (ctx.sandbox_id, ctx.machine_started), argv, &ctx.machine_env)
+        session::open(&ctx.sup, conv.id, (ctx.sandbox_id, ctx.machine_started), program, &auth_env)
             .await
             .map_err(|e| ctx.transcript.redact_str(&e))?;
     let options = handshake.session.config_options.as_ref().map(|o| serde_json::to_value(o).unwrap_or(Value::Null));
@@ -480,6 +643,27 @@ pub async fn wake(state: &AppState, conv: &ConversationRow) -> ApiResult<WakeSta
     }
     bring_up(state, conv, machine.as_ref()).await?;
     Ok(WakeStatus::Waking)
+}
+
+/// Runs `change` while holding the conversation's agent session, so no turn starts an agent
+/// meanwhile (409 `conversation_busy` when one holds it); once `change` succeeded, the agent
+/// process is stopped and the next prompt starts one that reads what changed (reapply).
+pub async fn with_agent_stopped<T>(
+    state: &AppState,
+    conv: &ConversationRow,
+    change: impl Future<Output = ApiResult<T>>,
+) -> ApiResult<T> {
+    let live = state.conversations.live(conv.id);
+    let Ok(mut guard) = live.session.try_lock() else { return Err(busy()) };
+    let out = change.await?;
+    *guard = None;
+    if let (Some(m), Ok(svc)) = (machine_of(state, conv).await?, machines::service(state))
+        && m.status == SandboxState::Ready
+    {
+        session::kill(&svc.provider.supervisor(m.id), conv.id).await;
+    }
+    store::set_session(&state.db, conv.id, None, None).await?;
+    Ok(out)
 }
 
 /// Asks the running turn to stop; false when none runs. An agent that does
@@ -510,6 +694,9 @@ pub async fn interrupt(state: &AppState, conv: &ConversationRow) -> ApiResult<bo
     Ok(true)
 }
 
+/// How long (in 50 ms steps) a permission answer waits for a turn being taken over after a restart.
+const TAKEOVER_WAIT_STEPS: u32 = 60;
+
 /// The `request_id` of a permission request as the API shows it: the agent's JSON-RPC id.
 pub(crate) fn request_key(id: &Value) -> String {
     match id {
@@ -539,6 +726,16 @@ pub async fn answer_permission(
         return Err(ended());
     }
     let live = state.conversations.live(conv.id);
+    // Just after a restart the running turn is still being taken over: its open requests
+    // arrive with its control.
+    for _ in 0..TAKEOVER_WAIT_STEPS {
+        if conv.status != ConversationStatus::Running
+            || live.control.lock().unwrap_or_else(PoisonError::into_inner).is_some()
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let raw_id = {
         let mut open = live.permissions.lock().unwrap_or_else(PoisonError::into_inner);
         let pos = open.iter().position(|(id, _)| request_key(id) == request_id).ok_or_else(no_request)?;
@@ -662,7 +859,9 @@ async fn reattach(state: AppState, conv: ConversationRow) {
         let _ = store::set_status(&state.db, conv.id, ConversationStatus::Idle).await;
         return;
     };
-    let mut ctx = match turn_ctx(&state, &conv, sandbox_id, turn.id).await {
+    // The process kept its credential; resolving again only tells the log what to redact.
+    let credential = resolve_inference(&state, &conv).await.ok().and_then(|r| r.credential);
+    let mut ctx = match turn_ctx(&state, &conv, (sandbox_id, turn.id), credential.as_ref()).await {
         Ok(ctx) => ctx,
         Err(error) => {
             tracing::warn!(conversation = %conv.id, "reattach: {error}");
@@ -684,24 +883,31 @@ async fn reattach(state: AppState, conv: ConversationRow) {
     let offset = u64::try_from(conv.agent_offset).unwrap_or(0);
     let live = ctx.live.clone();
     let mut guard = live.session.lock().await;
-    let mut session =
-        match session::resume(&ctx.sup, conv.id, (sandbox_id, ctx.machine_started), session_id, offset).await {
-            Ok(s) => s,
-            Err(error) => {
-                ctx.stage("reattach", StageState::Failed, json!({"turn_id": turn.id, "error": error})).await;
-                turn::finish(&ctx, Outcome::Lost(error)).await;
-                let _ = store::set_session(&state.db, conv.id, None, None).await;
-                return;
-            }
-        };
+    // The options shown on the conversation are the ones in force when the turn's prompt went out.
+    let options = conv.session_config_options.clone().and_then(|o| serde_json::from_value(o).ok());
+    let resumed = session::resume(&ctx.sup, conv.id, (sandbox_id, ctx.machine_started), session_id, offset, options);
+    let mut session = match resumed.await {
+        Ok(s) => s,
+        Err(error) => {
+            ctx.stage("reattach", StageState::Failed, json!({"turn_id": turn.id, "error": error})).await;
+            turn::finish(&ctx, Outcome::Lost(error)).await;
+            let _ = store::set_session(&state.db, conv.id, None, None).await;
+            return;
+        }
+    };
     let resume = session.resume.clone();
     let outcome = match session.client.resume_turn(u64::try_from(rpc_id).unwrap_or(0)) {
         Ok(t) => {
+            // Requests first: an answer waits for the control (see `answer_permission`).
+            let open = permissions::reopen(&ctx, &t.control()).await;
             *live.control.lock().unwrap_or_else(PoisonError::into_inner) = Some(t.control());
-            turn::drive(&mut ctx, &resume, t).await
+            turn::drive(&mut ctx, &resume, t, open).await
         }
         Err(e) => Outcome::Lost(e.to_string()),
     };
+    if let Some(options) = ctx.config_options.take() {
+        session.options = Some(options);
+    }
     *guard = Some(session);
     if finish_and_release(&state, &ctx, &live, &mut guard, outcome).await
         && let Some(next) = claim_pending(&state, conv.id).await

@@ -12,11 +12,13 @@ use uuid::Uuid;
 
 use super::Live;
 use super::blocks::Transcript;
+use super::permissions::Requests;
 use super::session;
 use crate::acp::attach::ResumeOffset;
 use crate::acp::client::{Turn, TurnEvent};
 use crate::acp::rpc::RpcError;
-use crate::acp::types::{PromptResponse, SessionUpdate};
+use crate::acp::types::{ConfigOption, PromptResponse, SessionUpdate, UsageUpdate};
+use crate::conversations::policy::Effective;
 use crate::conversations::store::{self, TurnEnd};
 use crate::events::{self, NewEvent, ReadMark, Scope, StageState};
 use crate::provider::Supervisor;
@@ -38,6 +40,13 @@ pub struct TurnCtx {
     pub live: Arc<Live>,
     pub sup: Supervisor,
     pub started: Instant,
+    /// The option list of the turn's last `config_option_update`, for the session (the
+    /// conversation shows it from the next prompt on).
+    pub config_options: Option<Vec<ConfigOption>>,
+    /// The agent's permission policy narrowed by the launch's.
+    pub policy: Effective,
+    /// The turn's last `usage_update` (its cost makes the usage report qualified).
+    pub usage_report: Option<UsageUpdate>,
 }
 
 /// How a turn left the loop.
@@ -69,10 +78,16 @@ impl TurnCtx {
 
 /// Reads the turn to its end. Events that are ready together are written
 /// together (one transaction), which is what keeps the append rate up.
-pub async fn drive(ctx: &mut TurnCtx, resume: &ResumeOffset, mut turn: Turn<'_>) -> Outcome {
+/// `requests`: the permission requests already open (taken on after a restart).
+pub async fn drive(ctx: &mut TurnCtx, resume: &ResumeOffset, mut turn: Turn<'_>, mut requests: Requests) -> Outcome {
     let outcome = loop {
         let first = tokio::select! {
             _ = ctx.state.shutdown.cancelled() => break Outcome::Shutdown,
+            () = requests.next_expiry() => {
+                let expired = requests.expire(ctx, &turn.control());
+                ctx.write(&expired, None).await;
+                continue;
+            }
             next = turn.next() => next,
         };
         let mut batch = Vec::new();
@@ -86,21 +101,21 @@ pub async fn drive(ctx: &mut TurnCtx, resume: &ResumeOffset, mut turn: Turn<'_>)
                 Some(Ok(TurnEvent::End(response))) => end = Some(Outcome::Ended(response)),
                 Some(Ok(TurnEvent::Update(update))) => {
                     if let SessionUpdate::ConfigOptionUpdate(u) = &update {
-                        let options = serde_json::to_value(&u.config_options).unwrap_or(Value::Null);
-                        let _ = store::set_session(&ctx.state.db, ctx.conversation_id, None, Some(&options)).await;
+                        ctx.config_options = Some(u.config_options.clone());
                     }
+                    if let SessionUpdate::UsageUpdate(u) = &update {
+                        ctx.usage_report = Some(u.clone());
+                    }
+                    requests.saw(&update);
                     batch.extend(ctx.transcript.update(&update));
                 }
                 Some(Ok(TurnEvent::PermissionRequest { request_id, request })) => {
-                    let id = super::request_key(&request_id);
-                    batch.extend(ctx.transcript.permission(&id, &request));
-                    let title = request.tool_call.get("title").cloned().unwrap_or(Value::Null);
-                    let data = json!({"request_id": id, "tool_call_id": request.tool_call.get("toolCallId"),
-                        "title": title});
-                    batch.push(NewEvent::stage("request", StageState::Started, &ctx.transcript.redact_value(&data)));
-                    ctx.live.permissions.lock().unwrap_or_else(|p| p.into_inner()).push((request_id, request));
+                    batch.extend(requests.arrived(ctx, &turn.control(), request_id, request));
                 }
-                // Labels from the agent are the runtimes issue's; other extension notifications are not ours.
+                Some(Ok(TurnEvent::Ext { method, params })) if method == super::labels::METHOD => {
+                    super::labels::stamp(ctx, &params).await;
+                }
+                // Other extension notifications are not ours.
                 Some(Ok(TurnEvent::Ext { .. })) => {}
                 Some(Err(RpcError::Remote { message, .. })) => end = Some(Outcome::Refused(message)),
                 Some(Err(e)) => end = Some(Outcome::Lost(e.to_string())),
@@ -144,19 +159,6 @@ fn limit_reason(stop_reason: &str) -> Option<String> {
     matches!(stop_reason, "max_tokens" | "max_turn_requests").then(|| stop_reason.to_owned())
 }
 
-/// The turn's `usage` from the prompt answer: counts only as reported.
-pub fn usage(response: &PromptResponse) -> Option<Value> {
-    let u = response.usage.as_ref()?;
-    let mut usage = json!({"input": u.input_tokens, "output": u.output_tokens});
-    if let Some(r) = u.cached_read_tokens {
-        usage["cache_read"] = json!(r);
-    }
-    if let Some(w) = u.cached_write_tokens {
-        usage["cache_write"] = json!(w);
-    }
-    Some(usage)
-}
-
 /// Records how the turn ended: the turn row, the `turn` stage, the
 /// conversation's status. Returns whether the agent session is still usable.
 pub async fn finish(ctx: &TurnCtx, outcome: Outcome) -> bool {
@@ -170,7 +172,7 @@ pub async fn finish(ctx: &TurnCtx, outcome: Outcome) -> bool {
                 status,
                 limit_reason: limit_reason(&stop),
                 stop_reason: Some(stop),
-                usage: usage(&response),
+                usage: super::usage::of(&response, ctx.usage_report.as_ref()),
                 ..TurnEnd::default()
             };
             (end, true, ConversationStatus::Idle)

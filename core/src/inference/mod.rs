@@ -1,0 +1,193 @@
+//! Inference resolution (spec 2.2 `inference`, 4.3): which model-provider
+//! credential a turn runs on. At turn start the conversation's launch
+//! selection, else the agent's set, else the account's default set is the
+//! account's source; a machine environment that already holds the variable
+//! the program reads comes next; the deployment's platform credentials
+//! (`[inference] platform`) last. The credential reaches the agent only as
+//! the environment variable its program reads, set when the agent process
+//! starts (docs/credits.md).
+
+pub mod rules;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use axum::http::StatusCode;
+use sqlx::Row;
+use uuid::Uuid;
+
+use self::rules::{Inference, Source};
+use crate::agents::Agent;
+use crate::agents::credentials::{credential_set_allowed, resolve_credential_set};
+use crate::config::PlatformCredentials;
+use crate::conversations::store::ConversationRow;
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+
+/// A turn's resolution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    pub inference: Inference,
+    /// The variable the agent program reads and its value, when the service
+    /// sets one (a credential-set or platform credential).
+    pub credential: Option<(String, String)>,
+    /// Why the turn has no credential (scope `missing`).
+    pub missing: Option<String>,
+}
+
+impl Resolved {
+    /// What the agent process gets on top of the machine's environment.
+    pub fn env(&self) -> BTreeMap<String, String> {
+        self.credential.iter().cloned().collect()
+    }
+
+    /// Tells apart the credentials an agent process may have been started
+    /// with (a digest, never the value).
+    pub fn fingerprint(&self) -> String {
+        match &self.credential {
+            Some((var, value)) => format!("{var}:{}", crate::auth::token::digest(value)),
+            None => String::new(),
+        }
+    }
+}
+
+fn platform_value<'a>(p: &'a PlatformCredentials, kind: &str) -> Option<&'a str> {
+    let v = match kind {
+        "anthropic_api_key" => &p.anthropic_api_key,
+        "claude_code_oauth_token" => &p.claude_code_oauth_token,
+        "openai_api_key" => &p.openai_api_key,
+        "gemini_api_key" => &p.gemini_api_key,
+        _ => return None,
+    };
+    v.as_deref().filter(|v| !v.trim().is_empty())
+}
+
+/// The names of the variables the conversation's machine holds (its
+/// environment's variables and secrets, its vault's secrets).
+async fn machine_vars(state: &AppState, conv: &ConversationRow) -> ApiResult<BTreeSet<String>> {
+    let Some(row) = (match conv.sandbox_id {
+        Some(id) => crate::sandboxes::store::get(&state.db, id).await?,
+        None => None,
+    }) else {
+        return Ok(BTreeSet::new());
+    };
+    let env = match row.environment_id {
+        Some(e) => Some(crate::environments::get_environment(state, row.account_id, e).await?),
+        None => None,
+    };
+    let material = crate::sandboxes::service::material(state, &row, env.as_ref()).await?;
+    Ok(material.env.into_keys().collect())
+}
+
+/// Resolves the credential of a turn about to start on `conv` with `agent`.
+pub async fn resolve(state: &AppState, conv: &ConversationRow, agent: &Agent) -> ApiResult<Resolved> {
+    let runtime = agent.spec.runtime;
+    let kinds = rules::kinds(runtime);
+    let set_id = match resolve_credential_set(conv.inference_credential_id, agent.spec.inference_credential_id, None) {
+        Some(id) => Some(id),
+        None if !kinds.is_empty() => crate::credentials::default_set_id(&state.db.pool, conv.account_id).await?,
+        None => None,
+    };
+    let mut held = BTreeMap::new();
+    if let Some(set) = set_id {
+        for kind in kinds {
+            if let Some(v) = crate::credentials::credential_value(state, conv.account_id, set, kind).await? {
+                held.insert(*kind, v);
+            }
+        }
+    }
+    // The machine's variables matter only when the set holds nothing usable.
+    let vars = if held.is_empty() && !kinds.is_empty() { machine_vars(state, conv).await? } else { BTreeSet::new() };
+    let platform = &state.config().inference.platform;
+    let source = rules::decide(
+        runtime,
+        |k| held.contains_key(k),
+        |v| vars.contains(v),
+        |k| platform_value(platform, k).is_some(),
+    );
+    let credential = match source {
+        Source::Set(k) => held.remove(k).map(|v| (k, v)),
+        Source::Platform(k) => platform_value(platform, k).map(|v| (k, v.to_owned())),
+        _ => None,
+    }
+    .and_then(|(k, v)| rules::env_var(k).map(|var| (var.to_owned(), v)));
+    let missing = (source == Source::Missing).then(|| rules::missing_reason(runtime));
+    Ok(Resolved { inference: source.inference(), credential, missing })
+}
+
+/// Checks a create body's `inference_credential_id` (spec 4.1 create rule
+/// 3): the caller's own set (404 `inference_credential_not_found`), allowed
+/// by the agent (422 `inference_credential_not_allowed`), holding a
+/// credential the agent's runtime reads (422 `inference_credential_unusable`).
+pub async fn check_selection(state: &AppState, account_id: Uuid, agent: &Agent, set_id: Uuid) -> ApiResult<()> {
+    let found = sqlx::query("SELECT id FROM inference_credential_sets WHERE id = $1 AND account_id = $2")
+        .bind(set_id.to_string())
+        .bind(account_id.to_string())
+        .fetch_optional(&state.db.pool)
+        .await?;
+    if found.is_none() {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "inference_credential_not_found",
+            "No inference credential set of this account has this id.",
+        ));
+    }
+    let spec = &agent.spec;
+    if !credential_set_allowed(spec.allowed_inference_credential_ids.as_deref(), spec.inference_credential_id, set_id) {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "inference_credential_not_allowed",
+            "The agent's allowed_inference_credential_ids does not permit this credential set.",
+        ));
+    }
+    let kinds = rules::kinds(spec.runtime);
+    if kinds.is_empty() {
+        return Ok(());
+    }
+    let held = sqlx::query("SELECT provider FROM inference_credentials WHERE set_id = $1 AND account_id = $2")
+        .bind(set_id.to_string())
+        .bind(account_id.to_string())
+        .fetch_all(&state.db.pool)
+        .await?;
+    let held: Vec<String> = held.iter().map(|r| r.try_get("provider")).collect::<Result<_, _>>()?;
+    if kinds.iter().any(|k| held.iter().any(|h| h == k)) {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "inference_credential_unusable",
+        format!(
+            "The credential set holds no credential runtime {} reads ({}).",
+            spec.runtime.as_str(),
+            kinds.join(" or ")
+        ),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn platform_values_that_are_blank_count_as_unset() {
+        let p = PlatformCredentials {
+            anthropic_api_key: Some("  ".into()),
+            openai_api_key: Some("sk".into()),
+            ..Default::default()
+        };
+        assert_eq!(platform_value(&p, "anthropic_api_key"), None);
+        assert_eq!(platform_value(&p, "openai_api_key"), Some("sk"));
+        assert_eq!(platform_value(&p, "gemini_api_key"), None);
+    }
+
+    #[test]
+    fn the_fingerprint_never_shows_the_value() {
+        let r = Resolved {
+            inference: Source::Set("anthropic_api_key").inference(),
+            credential: Some(("ANTHROPIC_API_KEY".into(), "sk-ant-secret".into())),
+            missing: None,
+        };
+        assert!(r.fingerprint().starts_with("ANTHROPIC_API_KEY:"));
+        assert!(!r.fingerprint().contains("secret"));
+        assert_eq!(r.env().get("ANTHROPIC_API_KEY").map(String::as_str), Some("sk-ant-secret"));
+    }
+}

@@ -1,0 +1,229 @@
+//! How a machine starts an installed runtime: its argv (paths under
+//! [`MOUNT`]), the variables it needs, and for Codex the `config.toml` it
+//! reads its model provider from (written by a `sh -c` wrapper just before
+//! the program starts, so it always matches this turn's settings).
+
+use std::collections::BTreeMap;
+
+use super::{MOUNT, Pinned};
+use crate::config::BaseUrls;
+
+/// Gemini's model when neither the conversation nor the agent names one: its
+/// own default (`auto`) routes every turn through a classifier model first.
+pub const GEMINI_DEFAULT_MODEL: &str = "gemini-2.5-flash";
+
+/// Where Codex keeps its state: a home under /tmp makes it refuse helper binaries.
+pub const CODEX_HOME: &str = "/home/agent/.codex";
+
+/// What a launch depends on besides the runtime.
+#[derive(Debug, Clone, Copy)]
+pub struct LaunchInputs<'a> {
+    /// `provider/model_id` (the conversation's, else the agent's).
+    pub model: Option<&'a str>,
+    /// The agent's `system_prompt`.
+    pub system_prompt: Option<&'a str>,
+    pub base_urls: &'a BaseUrls,
+}
+
+/// The program of one runtime.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Launch {
+    pub argv: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    /// `_meta` of `session/new` (Claude's adapter takes the system prompt there).
+    pub session_meta: Option<serde_json::Value>,
+}
+
+fn path(runtime: &str, rel: &str) -> String {
+    format!("{MOUNT}/{runtime}/node_modules/{rel}")
+}
+
+fn set(url: &str) -> Option<&str> {
+    Some(url.trim()).filter(|u| !u.is_empty())
+}
+
+/// The model id without its `provider/` prefix.
+fn model_id(model: Option<&str>) -> Option<&str> {
+    model.map(|m| m.split_once('/').map_or(m, |(_, id)| id)).filter(|m| !m.is_empty())
+}
+
+pub fn launch(runtime: &Pinned, inputs: LaunchInputs<'_>) -> Launch {
+    let mut env = BTreeMap::new();
+    let session_meta = session_meta(runtime.name, inputs.system_prompt);
+    let urls = inputs.base_urls;
+    let argv = match runtime.name {
+        "claude" => {
+            // The CLI refuses to run as root unless IS_SANDBOX is exactly "1".
+            for (k, v) in [
+                ("IS_SANDBOX", "1"),
+                ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+                ("DISABLE_TELEMETRY", "1"),
+                ("DISABLE_AUTOUPDATER", "1"),
+            ] {
+                env.insert(k.to_owned(), v.to_owned());
+            }
+            if let Some(url) = set(&urls.anthropic) {
+                env.insert("ANTHROPIC_BASE_URL".into(), url.to_owned());
+            }
+            vec!["node".into(), path("claude", "@zed-industries/claude-agent-acp/dist/index.js")]
+        }
+        "codex" => {
+            env.insert("CODEX_HOME".into(), CODEX_HOME.into());
+            env.insert(
+                "ACS_CODEX_CONFIG".into(),
+                codex_config(model_id(inputs.model), set(&urls.openai), inputs.system_prompt),
+            );
+            let script = format!(
+                "mkdir -p \"$CODEX_HOME\" && printf '%s' \"$ACS_CODEX_CONFIG\" > \"$CODEX_HOME/config.toml\" && exec {}",
+                path("codex", ".bin/codex-acp")
+            );
+            vec!["sh".into(), "-c".into(), script]
+        }
+        "gemini" => {
+            if let Some(url) = set(&urls.google) {
+                env.insert("GOOGLE_GEMINI_BASE_URL".into(), url.to_owned());
+            }
+            let model = model_id(inputs.model).unwrap_or(GEMINI_DEFAULT_MODEL);
+            vec![
+                "node".into(),
+                path("gemini", "@google/gemini-cli/bundle/gemini.js"),
+                "--acp".into(),
+                "-m".into(),
+                model.to_owned(),
+            ]
+        }
+        _ => {
+            env.insert("OPENCODE_CONFIG_CONTENT".into(), opencode_config(inputs.model, urls));
+            vec![path("opencode", ".bin/opencode"), "acp".into()]
+        }
+    };
+    Launch { argv, env, session_meta }
+}
+
+/// `_meta` of `session/new` for a runtime: Claude's adapter takes the system prompt there,
+/// appended to Claude Code's own (which carries its tools' instructions).
+pub fn session_meta(runtime: &str, system_prompt: Option<&str>) -> Option<serde_json::Value> {
+    let prompt = system_prompt.filter(|_| runtime == "claude")?;
+    Some(serde_json::json!({"systemPrompt": {"append": prompt}}))
+}
+
+/// A TOML basic string (JSON's escapes are a subset of TOML's).
+fn toml_str(s: &str) -> String {
+    serde_json::Value::from(s).to_string()
+}
+
+/// Codex's `config.toml`: the model, the system prompt (as developer
+/// instructions, beside Codex's own), and a provider at the configured OpenAI
+/// base URL (Codex ignores `OPENAI_BASE_URL`).
+pub fn codex_config(model: Option<&str>, base_url: Option<&str>, instructions: Option<&str>) -> String {
+    let mut out = String::new();
+    if let Some(m) = model {
+        out.push_str(&format!("model = {}\n", toml_str(m)));
+    }
+    if let Some(text) = instructions {
+        out.push_str(&format!("developer_instructions = {}\n", toml_str(text)));
+    }
+    if let Some(url) = base_url {
+        out.push_str("model_provider = \"acs\"\n\n[model_providers.acs]\nname = \"acs\"\n");
+        out.push_str(&format!("base_url = {}\n", toml_str(url)));
+        out.push_str("env_key = \"OPENAI_API_KEY\"\nwire_api = \"responses\"\n");
+    }
+    out
+}
+
+/// opencode's inline configuration: the model (already `provider/model`, its
+/// own form) and each configured base URL, with the version path its AI SDK
+/// providers expect (`/v1` for Anthropic, `/v1beta` for Google; OpenAI's has it).
+pub fn opencode_config(model: Option<&str>, urls: &BaseUrls) -> String {
+    let mut config = serde_json::json!({"$schema": "https://opencode.ai/config.json"});
+    if let Some(m) = model {
+        config["model"] = m.into();
+    }
+    for (provider, url, suffix) in
+        [("anthropic", &urls.anthropic, "/v1"), ("openai", &urls.openai, ""), ("google", &urls.google, "/v1beta")]
+    {
+        if let Some(url) = set(url) {
+            config["provider"][provider]["options"]["baseURL"] =
+                format!("{}{suffix}", url.trim_end_matches('/')).into();
+        }
+    }
+    config.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtimes::pinned;
+
+    fn urls(anthropic: &str, openai: &str, google: &str) -> BaseUrls {
+        BaseUrls { anthropic: anthropic.into(), openai: openai.into(), google: google.into() }
+    }
+
+    fn run(name: &str, model: Option<&str>, u: &BaseUrls) -> Launch {
+        launch(pinned(name).unwrap(), LaunchInputs { model, system_prompt: None, base_urls: u })
+    }
+
+    #[test]
+    fn claude_runs_the_adapter_with_its_sandbox_variables() {
+        let l = run("claude", Some("anthropic/claude-sonnet-4-5"), &urls("http://10.0.0.1:9", "", ""));
+        assert_eq!(
+            l.argv,
+            ["node", "/opt/acs/runtimes/claude/node_modules/@zed-industries/claude-agent-acp/dist/index.js"]
+        );
+        assert_eq!(l.env["IS_SANDBOX"], "1");
+        assert_eq!(l.env["ANTHROPIC_BASE_URL"], "http://10.0.0.1:9");
+        assert!(!run("claude", None, &urls(" ", "", "")).env.contains_key("ANTHROPIC_BASE_URL"));
+    }
+
+    #[test]
+    fn claude_appends_the_system_prompt_through_session_meta() {
+        let inputs = LaunchInputs { model: None, system_prompt: Some("Be brief."), base_urls: &urls("", "", "") };
+        let l = launch(pinned("claude").unwrap(), inputs);
+        assert_eq!(l.session_meta, Some(serde_json::json!({"systemPrompt": {"append": "Be brief."}})));
+        assert_eq!(run("claude", None, &urls("", "", "")).session_meta, None);
+        assert_eq!(launch(pinned("gemini").unwrap(), inputs).session_meta, None);
+    }
+
+    #[test]
+    fn gemini_pins_a_model() {
+        let u = urls("", "", "http://g");
+        let l = run("gemini", Some("google/gemini-2.5-pro"), &u);
+        assert_eq!(l.argv[2..], ["--acp", "-m", "gemini-2.5-pro"]);
+        assert_eq!(l.env["GOOGLE_GEMINI_BASE_URL"], "http://g");
+        assert_eq!(run("gemini", None, &u).argv[4], GEMINI_DEFAULT_MODEL);
+    }
+
+    #[test]
+    fn codex_writes_its_config_then_execs() {
+        let l = run("codex", Some("openai/gpt-5-codex"), &urls("", "http://h:1/v1", ""));
+        assert_eq!(l.argv[..2], ["sh", "-c"]);
+        assert!(l.argv[2].ends_with("exec /opt/acs/runtimes/codex/node_modules/.bin/codex-acp"), "{}", l.argv[2]);
+        assert_eq!(l.env["CODEX_HOME"], CODEX_HOME);
+        let config: toml::Value = toml::from_str(&l.env["ACS_CODEX_CONFIG"]).unwrap();
+        assert_eq!(config["model"].as_str(), Some("gpt-5-codex"));
+        assert_eq!(config["model_provider"].as_str(), Some("acs"));
+        assert_eq!(config["model_providers"]["acs"]["base_url"].as_str(), Some("http://h:1/v1"));
+        assert_eq!(config["model_providers"]["acs"]["env_key"].as_str(), Some("OPENAI_API_KEY"));
+    }
+
+    #[test]
+    fn codex_config_quotes_values_and_omits_what_is_not_set() {
+        assert_eq!(codex_config(None, None, None), "");
+        let c = codex_config(Some("a\"b"), None, Some("Be brief.\nAlways \"cite\"."));
+        let v: toml::Value = toml::from_str(&c).unwrap();
+        assert_eq!(v["model"].as_str(), Some("a\"b"));
+        assert_eq!(v["developer_instructions"].as_str(), Some("Be brief.\nAlways \"cite\"."));
+        assert!(v.get("model_provider").is_none());
+    }
+
+    #[test]
+    fn opencode_gets_its_model_and_base_urls_inline() {
+        let l = run("opencode", Some("openai/gpt-5"), &urls("http://a/", "http://o/v1", ""));
+        assert_eq!(l.argv, ["/opt/acs/runtimes/opencode/node_modules/.bin/opencode", "acp"]);
+        let c: serde_json::Value = serde_json::from_str(&l.env["OPENCODE_CONFIG_CONTENT"]).unwrap();
+        assert_eq!(c["model"], "openai/gpt-5");
+        assert_eq!(c["provider"]["openai"]["options"]["baseURL"], "http://o/v1");
+        assert_eq!(c["provider"]["anthropic"]["options"]["baseURL"], "http://a/v1");
+        assert!(c["provider"].get("google").is_none());
+    }
+}

@@ -1,0 +1,148 @@
+//! Concurrency ceilings (spec 4.1 create rule 8, section 7): a tenant may
+//! hold `limits.sandboxes_per_account` active hosted machines and the fleet
+//! `limits.sandboxes_fleet` (0 = no ceiling). Active means `pending`,
+//! `starting` or `ready`; parked, failed and ended machines and a user's own
+//! `runner` machines do not count.
+//!
+//! A start (a new machine row, or a parked one woken) counts and writes in
+//! one transaction that first locks the account row and then the `fleet`
+//! row of `capacity_locks`. Two starts of one tenant, or two starts
+//! anywhere once the fleet lock is taken, therefore count one after the
+//! other, on every replica. On SQLite the transaction holds the database's
+//! write lock from its first statement, which serialises them the same way.
+
+use axum::http::StatusCode;
+use sqlx::{Any, Transaction};
+use uuid::Uuid;
+
+use crate::config::LimitsConfig;
+use crate::error::{ApiError, ApiResult};
+
+/// `Retry-After` of a fleet refusal: capacity frees as other machines park,
+/// which no one can predict; this is a polite polling interval.
+pub const FLEET_RETRY_AFTER_SECONDS: u64 = 30;
+
+/// The statuses that occupy a place under the ceilings.
+const ACTIVE: &str = "'pending', 'starting', 'ready'";
+
+/// Which ceiling a start hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    Tenant { active: i64, limit: u32 },
+    Fleet { active: i64, limit: u32 },
+}
+
+/// The rule: a start is admitted while both counts are under their ceilings
+/// (0 = no ceiling). The tenant's own cap is told first: it is the one the
+/// caller can act on.
+pub fn check(tenant_active: i64, fleet_active: i64, limits: &LimitsConfig) -> Result<(), Refusal> {
+    let full = |active: i64, limit: u32| limit > 0 && active >= i64::from(limit);
+    if full(tenant_active, limits.sandboxes_per_account) {
+        return Err(Refusal::Tenant { active: tenant_active, limit: limits.sandboxes_per_account });
+    }
+    if full(fleet_active, limits.sandboxes_fleet) {
+        return Err(Refusal::Fleet { active: fleet_active, limit: limits.sandboxes_fleet });
+    }
+    Ok(())
+}
+
+impl From<Refusal> for ApiError {
+    fn from(r: Refusal) -> ApiError {
+        match r {
+            Refusal::Tenant { active, limit } => ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "sandbox_quota_exceeded",
+                format!("This account already runs {active} sandboxes, its limit; wait for one to park or end."),
+            )
+            .with("active_sandboxes", active)
+            .with("limit", limit),
+            Refusal::Fleet { .. } => {
+                let mut e = ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "fleet_at_capacity",
+                    "Every sandbox place of this service is taken; try again shortly.",
+                );
+                e.retry_after = Some(FLEET_RETRY_AFTER_SECONDS);
+                e
+            }
+        }
+    }
+}
+
+/// True for the refusals of a ceiling (what the sandbox queue waits out).
+pub fn is_capacity_error(e: &ApiError) -> bool {
+    matches!(
+        (e.status, e.error.as_str()),
+        (StatusCode::TOO_MANY_REQUESTS, "sandbox_quota_exceeded")
+            | (StatusCode::SERVICE_UNAVAILABLE, "fleet_at_capacity")
+    )
+}
+
+/// Active hosted machines of one account, or of the fleet (`None`).
+pub async fn active<'e>(ex: impl sqlx::Executor<'e, Database = Any>, account_id: Option<Uuid>) -> sqlx::Result<i64> {
+    let sql = sqlx::AssertSqlSafe(format!(
+        "SELECT COUNT(*) FROM sandboxes WHERE status IN ({ACTIVE}) AND provider <> 'runner' \
+         AND ($1 = '' OR account_id = $1)"
+    ));
+    sqlx::query_scalar(sql).bind(account_id.map(|a| a.to_string()).unwrap_or_default()).fetch_one(ex).await
+}
+
+/// Takes the ceiling locks in `tx` and checks that one more machine of
+/// `account_id` may start. The caller writes the start in the same
+/// transaction and commits; the locks hold until then.
+pub async fn reserve(tx: &mut Transaction<'static, Any>, limits: &LimitsConfig, account_id: Uuid) -> ApiResult<()> {
+    if limits.sandboxes_per_account == 0 && limits.sandboxes_fleet == 0 {
+        return Ok(());
+    }
+    // Always the account first, then the fleet: one order, no deadlock.
+    sqlx::query("UPDATE accounts SET updated_at = updated_at WHERE id = $1")
+        .bind(account_id.to_string())
+        .execute(&mut **tx)
+        .await?;
+    let tenant = if limits.sandboxes_per_account > 0 { active(&mut **tx, Some(account_id)).await? } else { 0 };
+    let fleet = if limits.sandboxes_fleet > 0 {
+        sqlx::query("UPDATE capacity_locks SET name = name WHERE name = 'fleet'").execute(&mut **tx).await?;
+        active(&mut **tx, None).await?
+    } else {
+        0
+    };
+    check(tenant, fleet, limits).map_err(ApiError::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limits(tenant: u32, fleet: u32) -> LimitsConfig {
+        LimitsConfig { sandboxes_per_account: tenant, sandboxes_fleet: fleet, ..LimitsConfig::default() }
+    }
+
+    #[test]
+    fn a_start_is_admitted_below_each_ceiling_and_refused_at_it() {
+        let l = limits(2, 5);
+        assert_eq!(check(1, 4, &l), Ok(()));
+        assert_eq!(check(2, 0, &l), Err(Refusal::Tenant { active: 2, limit: 2 }));
+        assert_eq!(check(0, 5, &l), Err(Refusal::Fleet { active: 5, limit: 5 }));
+        assert_eq!(check(2, 5, &l), Err(Refusal::Tenant { active: 2, limit: 2 }), "the tenant's cap is told first");
+    }
+
+    #[test]
+    fn zero_means_no_ceiling() {
+        assert_eq!(check(1_000, 1_000_000, &limits(0, 0)), Ok(()));
+    }
+
+    #[test]
+    fn refusals_render_the_spec_codes() {
+        let e = ApiError::from(Refusal::Tenant { active: 3, limit: 3 });
+        assert_eq!(e.status, StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(e.body()["active_sandboxes"], 3);
+        assert_eq!(e.body()["limit"], 3);
+        assert!(is_capacity_error(&e));
+        let e = ApiError::from(Refusal::Fleet { active: 9, limit: 9 });
+        assert_eq!((e.status, e.error.as_str()), (StatusCode::SERVICE_UNAVAILABLE, "fleet_at_capacity"));
+        assert_eq!(e.retry_after, Some(FLEET_RETRY_AFTER_SECONDS));
+        assert!(is_capacity_error(&e));
+        let building = ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "provisioning", "building");
+        assert!(!is_capacity_error(&building));
+    }
+}
