@@ -264,11 +264,18 @@ fn records(dir: &Path) -> io::Result<BTreeMap<u32, Option<Record>>> {
 /// lock and has checked that `sandbox` has no live namespace, so its own old
 /// leases are stale too. Returns the index and the stale records it replaced
 /// (whose leftovers the caller tears down).
+///
+/// A block whose host address is still on an interface (`on_host`) is
+/// skipped even without a lease: a second interface with that address would
+/// take the replies of one of the two machines, whose connections then hang.
+/// Such an address outlives its lease when a machine's network is torn down
+/// while it is still being built, or when a server is killed mid-build.
 fn allocate(
     dir: &Path,
     subnet: Ipv4Net,
     sandbox: Uuid,
     alive: impl Fn(Uuid) -> bool,
+    on_host: impl Fn(Ipv4Addr) -> bool,
 ) -> io::Result<(u32, Vec<Record>)> {
     let capacity = capacity(subnet).unwrap_or(0);
     let mut used = records(dir)?;
@@ -288,7 +295,10 @@ fn allocate(
                 stale.extend(old.clone());
             }
         }
-        let Some((_, sandbox_ip)) = slot(subnet, index) else { break };
+        let Some((host_ip, sandbox_ip)) = slot(subnet, index) else { break };
+        if on_host(host_ip) {
+            continue;
+        }
         let file = OpenOptions::new().write(true).create_new(true).open(lease_file(dir, index));
         match file {
             Ok(mut f) => {
@@ -300,7 +310,14 @@ fn allocate(
             Err(e) => return Err(e),
         }
     }
-    Err(io::Error::other(format!("all {capacity} address blocks of {subnet} are leased")))
+    Err(io::Error::other(format!("all {capacity} address blocks of {subnet} are leased or on an interface")))
+}
+
+/// Whether `ip` is assigned to an interface of this host: only then can a
+/// socket bind to it (`ip_nonlocal_bind` is off unless someone turned it on,
+/// and then this answers "no" and the lease files alone decide).
+fn address_on_host(ip: Ipv4Addr) -> bool {
+    std::net::UdpSocket::bind((ip, 0)).is_ok()
 }
 
 /// Writes `1` to IPv6 `disable_ipv6` inside a namespace: no link-local side door.
@@ -358,17 +375,28 @@ fn teardown(names: Names, tools: &Tools, sandbox: Uuid, ips: &[Ipv4Addr]) {
 
 /// Tears a machine's network down and drops its lease files.
 fn free(names: Names, tools: &Tools, dir: &Path, sandbox: Uuid, known_ip: Option<Ipv4Addr>) {
-    let mine = |all: BTreeMap<u32, Option<Record>>| -> Vec<(u32, Record)> {
-        all.into_iter().filter_map(|(i, r)| r.filter(|r| r.sandbox == sandbox).map(|r| (i, r))).collect()
-    };
-    let mut ips: Vec<Ipv4Addr> =
-        mine(records(dir).unwrap_or_default()).into_iter().map(|(_, r)| r.sandbox_ip).collect();
+    // The leases on file now are the ones torn down. A lease this machine takes after this
+    // point (a start racing a stop: a server's teardown, a test's cleanup) keeps its file:
+    // dropping it would leave its address on an interface with no lease, free for another.
+    // Read under the lock, which a start holds until its namespace exists: every lease seen
+    // has its namespace, and deleting that makes the start's wiring fail rather than outlive it.
+    let Ok(held) = lock(dir) else { return };
+    let seen: Vec<(u32, Record)> = records(dir)
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(i, r)| r.filter(|r| r.sandbox == sandbox).map(|r| (i, r)))
+        .collect();
+    drop(held);
+    let mut ips: Vec<Ipv4Addr> = seen.iter().map(|(_, r)| r.sandbox_ip).collect();
     ips.extend(known_ip.filter(|ip| !ips.contains(ip)));
     teardown(names, tools, sandbox, &ips);
     // Under the lock, so a reclaimed file that now belongs to another machine is left alone.
     let Ok(_lock) = lock(dir) else { return };
-    for (index, _) in mine(records(dir).unwrap_or_default()) {
-        let _ = fs::remove_file(lease_file(dir, index));
+    let now = records(dir).unwrap_or_default();
+    for (index, record) in seen {
+        if now.get(&index) == Some(&Some(record)) {
+            let _ = fs::remove_file(lease_file(dir, index));
+        }
     }
 }
 
@@ -491,7 +519,8 @@ impl HostNet {
         if netns_path(&netns).exists() {
             return Err(io::Error::new(io::ErrorKind::AlreadyExists, format!("network namespace {netns} exists")));
         }
-        let (index, stale) = allocate(&cfg.lease_dir, cfg.subnet, sandbox, |id| netns_path(&names.netns(id)).exists())?;
+        let alive = |id| netns_path(&names.netns(id)).exists();
+        let (index, stale) = allocate(&cfg.lease_dir, cfg.subnet, sandbox, alive, address_on_host)?;
         for old in stale {
             teardown(*names, tools, old.sandbox, &[old.sandbox_ip]);
         }
@@ -615,37 +644,63 @@ mod tests {
         let (a, b, c, d, e) = (Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4(), Uuid::new_v4());
         let live = std::cell::RefCell::new(vec![a, b]);
         let alive = |id: Uuid| live.borrow().contains(&id);
-        assert_eq!(allocate(&dir.0, net, a, alive).expect("a"), (0, vec![]));
-        assert_eq!(allocate(&dir.0, net, b, alive).expect("b"), (1, vec![]));
+        let free = |_: Ipv4Addr| false;
+        assert_eq!(allocate(&dir.0, net, a, alive, free).expect("a"), (0, vec![]));
+        assert_eq!(allocate(&dir.0, net, b, alive, free).expect("b"), (1, vec![]));
         let text = fs::read_to_string(lease_file(&dir.0, 1)).expect("lease file");
         assert_eq!(Record::parse(&text), Some(Record { sandbox: b, sandbox_ip: Ipv4Addr::new(10, 9, 0, 6) }));
 
         // a's namespace is gone: its block is reused and its record handed back for teardown.
         live.borrow_mut().retain(|id| *id != a);
         live.borrow_mut().push(c);
-        let (index, stale) = allocate(&dir.0, net, c, alive).expect("c");
+        let (index, stale) = allocate(&dir.0, net, c, alive, free).expect("c");
         assert_eq!(index, 0);
         assert_eq!(stale, vec![Record { sandbox: a, sandbox_ip: Ipv4Addr::new(10, 9, 0, 2) }]);
 
         // A garbled file (a crash between create and write) is stale as well.
         fs::write(lease_file(&dir.0, 2), "").expect("garbage");
         live.borrow_mut().push(d);
-        assert_eq!(allocate(&dir.0, net, d, alive).expect("d"), (2, vec![]));
+        assert_eq!(allocate(&dir.0, net, d, alive, free).expect("d"), (2, vec![]));
 
         // A sandbox's own old lease is replaced, not duplicated.
-        let (index, stale) = allocate(&dir.0, net, d, alive).expect("d again");
+        let (index, stale) = allocate(&dir.0, net, d, alive, free).expect("d again");
         assert_eq!((index, stale.len()), (2, 1));
         assert_eq!(records(&dir.0).expect("records").values().flatten().filter(|r| r.sandbox == d).count(), 1);
 
         live.borrow_mut().push(e);
-        assert_eq!(allocate(&dir.0, net, e, alive).expect("e").0, 3);
-        let err = allocate(&dir.0, net, Uuid::new_v4(), alive).expect_err("full");
+        assert_eq!(allocate(&dir.0, net, e, alive, free).expect("e").0, 3);
+        let err = allocate(&dir.0, net, Uuid::new_v4(), alive, free).expect_err("full");
         assert!(err.to_string().contains("all 4 address blocks"), "{err}");
         // Files that are not leases, or lie outside the subnet, are ignored.
         fs::write(dir.0.join(".lock"), "").expect("lock file");
         fs::write(lease_file(&dir.0, 99), "junk").expect("out of range");
         assert_eq!(records(&dir.0).expect("records").len(), 5);
-        assert!(allocate(&dir.0, net, Uuid::new_v4(), alive).is_err());
+        assert!(allocate(&dir.0, net, Uuid::new_v4(), alive, free).is_err());
+    }
+
+    #[test]
+    fn allocator_skips_blocks_whose_address_is_still_on_an_interface() {
+        let dir = TempDir::new();
+        let net = subnet("10.9.0.0/28");
+        let a = Uuid::new_v4();
+        let alive = |_: Uuid| false;
+        // Block 0 has no lease but its host address is taken; block 1 has a stale lease and
+        // a taken address: neither is handed out, and the stale record still goes to teardown.
+        let stale = Record { sandbox: Uuid::new_v4(), sandbox_ip: Ipv4Addr::new(10, 9, 0, 6) };
+        fs::write(lease_file(&dir.0, 1), stale.render()).expect("stale lease");
+        let taken = [Ipv4Addr::new(10, 9, 0, 1), Ipv4Addr::new(10, 9, 0, 5)];
+        let (index, gone) = allocate(&dir.0, net, a, alive, |ip| taken.contains(&ip)).expect("a");
+        assert_eq!((index, gone), (2, vec![stale]));
+        assert!(!lease_file(&dir.0, 1).exists());
+        let err = allocate(&dir.0, net, Uuid::new_v4(), alive, |_| true).expect_err("every address taken");
+        assert!(err.to_string().contains("all 4 address blocks"), "{err}");
+    }
+
+    #[test]
+    fn an_address_counts_as_on_the_host_only_when_an_interface_has_it() {
+        assert!(address_on_host(Ipv4Addr::LOCALHOST));
+        // TEST-NET-3 (RFC 5737) is never assigned to a host.
+        assert!(!address_on_host(Ipv4Addr::new(203, 0, 113, 77)));
     }
 
     /// A HostNet of its own (table, prefixes, subnet, lease dir) for one test,
@@ -865,6 +920,28 @@ mod tests {
         assert!(connect_from(&limited.netns_path, Decoy::IP, 8000).0, "switched to unrestricted");
         assert_refused_fast(&open.netns_path, Decoy::IP, 8000, "switched to limited");
         drop(decoy);
+    }
+
+    #[tokio::test]
+    async fn an_address_left_on_an_interface_without_a_lease_is_not_handed_out_again() {
+        if !is_root() {
+            eprintln!("skipped: needs root");
+            return;
+        }
+        let names = Names { table: "acs_t4", netns_prefix: "acs4-", if_prefix: "v4-" };
+        let port = 39104;
+        let mut fx = Fixture::new(names, "10.198.4.0/24", port);
+        // What a torn-down-mid-build machine leaves: block 0's host address on an interface, no lease.
+        let orphan = format!("v4-orph{}", std::process::id() % 10_000);
+        let ok = sh(&format!(
+            "ip link add {orphan} type veth peer name {orphan}p && ip addr add 10.198.4.1/30 dev {orphan}"
+        ));
+        assert!(ok.0, "orphan interface");
+        let lease = fx.create(false).await;
+        sh(&format!("ip link del {orphan}"));
+        assert_eq!(lease.index, 1);
+        let _proxy = listen_in(None, lease.host_ip, port);
+        assert!(connect_from(&lease.netns_path, lease.host_ip, port).0, "the machine reaches its proxy");
     }
 
     #[tokio::test]
