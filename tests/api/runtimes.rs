@@ -147,9 +147,16 @@ async fn codex_answers_from_the_configured_model() {
 // SQLite only (real runtimes are slow; the database does not matter).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gemini_answers_from_the_configured_model() {
-    plain_turn("gemini", json!({}), "gemini-2.5-flash:streamGenerateContent", |b| {
-        b["contents"].to_string().contains("Say hello.")
-    })
+    // The agent's system prompt reaches the model in Gemini's system instruction (its global context file).
+    plain_turn(
+        "gemini",
+        json!({"system_prompt": "Answer like a pirate."}),
+        "gemini-2.5-flash:streamGenerateContent",
+        |b| {
+            b["contents"].to_string().contains("Say hello.")
+                && b["systemInstruction"].to_string().contains("Answer like a pirate.")
+        },
+    )
     .await;
 }
 
@@ -157,8 +164,10 @@ async fn gemini_answers_from_the_configured_model() {
 // providers: the agent names one, or it would pick its own default service.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn opencode_answers_from_the_configured_model() {
-    plain_turn("opencode", json!({"model": "anthropic/claude-sonnet-4-5"}), "/v1/messages", |b| {
-        b["messages"].to_string().contains("Say hello.")
+    // The agent's system prompt reaches the model beside OpenCode's own (an instructions file).
+    let agent = json!({"model": "anthropic/claude-sonnet-4-5", "system_prompt": "Answer like a pirate."});
+    plain_turn("opencode", agent, "/v1/messages", |b| {
+        b["messages"].to_string().contains("Say hello.") && b["system"].to_string().contains("Answer like a pirate.")
     })
     .await;
 }

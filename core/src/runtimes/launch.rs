@@ -1,7 +1,8 @@
 //! How a machine starts an installed runtime: its argv (paths under
-//! [`MOUNT`]), the variables it needs, and for Codex the `config.toml` it
-//! reads its model provider from (written by a `sh -c` wrapper just before
-//! the program starts, so it always matches this turn's settings).
+//! [`MOUNT`]), the variables it needs, and the files some read their settings
+//! from (Codex's `config.toml`, the system prompt of Gemini and OpenCode),
+//! written by a `sh -c` wrapper just before the program starts, so they always
+//! match this turn's settings.
 
 use std::collections::BTreeMap;
 
@@ -14,6 +15,15 @@ pub const GEMINI_DEFAULT_MODEL: &str = "gemini-2.5-flash";
 
 /// Where Codex keeps its state: a home under /tmp makes it refuse helper binaries.
 pub const CODEX_HOME: &str = "/home/agent/.codex";
+
+/// Gemini CLI's home while acs runs it (`GEMINI_CLI_HOME`): its global context
+/// file there carries the agent's system prompt, and the user's own
+/// `~/.gemini` is left alone.
+pub const GEMINI_HOME: &str = "/home/agent/.acs/gemini";
+
+/// The instructions file OpenCode's inline configuration names when the agent
+/// has a system prompt (OpenCode adds such files to its own system prompt).
+pub const OPENCODE_INSTRUCTIONS: &str = "/home/agent/.acs/opencode/instructions.md";
 
 /// What a launch depends on besides the runtime.
 #[derive(Debug, Clone, Copy)]
@@ -69,35 +79,64 @@ pub fn launch(runtime: &Pinned, inputs: LaunchInputs<'_>) -> Launch {
         }
         "codex" => {
             env.insert("CODEX_HOME".into(), CODEX_HOME.into());
-            env.insert(
-                "ACS_CODEX_CONFIG".into(),
-                codex_config(model_id(inputs.model), set(&urls.openai), inputs.system_prompt),
-            );
-            let script = format!(
-                "mkdir -p \"$CODEX_HOME\" && printf '%s' \"$ACS_CODEX_CONFIG\" > \"$CODEX_HOME/config.toml\" && exec {}",
-                path("codex", ".bin/codex-acp")
-            );
-            vec!["sh".into(), "-c".into(), script]
+            let config = codex_config(model_id(inputs.model), set(&urls.openai), inputs.system_prompt);
+            let file = WrittenFile { var: "ACS_CODEX_CONFIG", path: format!("{CODEX_HOME}/config.toml") };
+            writing_files(&mut env, &[(file, Some(config))], vec![path("codex", ".bin/codex-acp")])
         }
         "gemini" => {
             if let Some(url) = set(&urls.google) {
                 env.insert("GOOGLE_GEMINI_BASE_URL".into(), url.to_owned());
             }
+            env.insert("GEMINI_CLI_HOME".into(), GEMINI_HOME.into());
             let model = model_id(inputs.model).unwrap_or(GEMINI_DEFAULT_MODEL);
-            vec![
+            // Its global context file goes into the system instruction beside Gemini's own.
+            let file = WrittenFile { var: "ACS_SYSTEM_PROMPT", path: format!("{GEMINI_HOME}/.gemini/GEMINI.md") };
+            let program = vec![
                 "node".into(),
                 path("gemini", "@google/gemini-cli/bundle/gemini.js"),
                 "--acp".into(),
                 "-m".into(),
                 model.to_owned(),
-            ]
+            ];
+            writing_files(&mut env, &[(file, inputs.system_prompt.map(str::to_owned))], program)
         }
         _ => {
-            env.insert("OPENCODE_CONFIG_CONTENT".into(), opencode_config(inputs.model, urls));
-            vec![path("opencode", ".bin/opencode"), "acp".into()]
+            env.insert("OPENCODE_CONFIG_CONTENT".into(), opencode_config(inputs.model, inputs.system_prompt, urls));
+            let file = WrittenFile { var: "ACS_SYSTEM_PROMPT", path: OPENCODE_INSTRUCTIONS.into() };
+            let program = vec![path("opencode", ".bin/opencode"), "acp".into()];
+            writing_files(&mut env, &[(file, inputs.system_prompt.map(str::to_owned))], program)
         }
     };
     Launch { argv, env, session_meta }
+}
+
+/// A file the wrapper writes from a variable before the program starts.
+struct WrittenFile {
+    var: &'static str,
+    path: String,
+}
+
+/// `sh -c` that writes each file whose content is given (from its variable)
+/// and removes each whose content is not (a prompt dropped by a reapply), then
+/// execs `program` (passed as the script's arguments, so nothing is re-quoted).
+fn writing_files(
+    env: &mut BTreeMap<String, String>,
+    files: &[(WrittenFile, Option<String>)],
+    program: Vec<String>,
+) -> Vec<String> {
+    let mut script = String::new();
+    for (WrittenFile { var, path }, content) in files {
+        match content {
+            Some(text) => {
+                env.insert((*var).to_owned(), text.clone());
+                let dir = path.rsplit_once('/').map_or(".", |(d, _)| d);
+                script.push_str(&format!("mkdir -p '{dir}' && printf '%s' \"${var}\" > '{path}' && "));
+            }
+            None => script.push_str(&format!("rm -f '{path}' && ")),
+        }
+    }
+    script.push_str("exec \"$@\"");
+    ["sh", "-c", &script, "sh"].into_iter().map(String::from).chain(program).collect()
 }
 
 /// `_meta` of `session/new` for a runtime: Claude's adapter takes the system prompt there,
@@ -132,12 +171,16 @@ pub fn codex_config(model: Option<&str>, base_url: Option<&str>, instructions: O
 }
 
 /// opencode's inline configuration: the model (already `provider/model`, its
-/// own form) and each configured base URL, with the version path its AI SDK
-/// providers expect (`/v1` for Anthropic, `/v1beta` for Google; OpenAI's has it).
-pub fn opencode_config(model: Option<&str>, urls: &BaseUrls) -> String {
+/// own form), the instructions file when there is a system prompt, and each
+/// configured base URL, with the version path its AI SDK providers expect
+/// (`/v1` for Anthropic, `/v1beta` for Google; OpenAI's has it).
+pub fn opencode_config(model: Option<&str>, system_prompt: Option<&str>, urls: &BaseUrls) -> String {
     let mut config = serde_json::json!({"$schema": "https://opencode.ai/config.json"});
     if let Some(m) = model {
         config["model"] = m.into();
+    }
+    if system_prompt.is_some() {
+        config["instructions"] = serde_json::json!([OPENCODE_INSTRUCTIONS]);
     }
     for (provider, url, suffix) in
         [("anthropic", &urls.anthropic, "/v1"), ("openai", &urls.openai, ""), ("google", &urls.google, "/v1beta")]
@@ -188,16 +231,49 @@ mod tests {
     fn gemini_pins_a_model() {
         let u = urls("", "", "http://g");
         let l = run("gemini", Some("google/gemini-2.5-pro"), &u);
-        assert_eq!(l.argv[2..], ["--acp", "-m", "gemini-2.5-pro"]);
+        assert_eq!(l.argv[l.argv.len() - 3..], ["--acp", "-m", "gemini-2.5-pro"]);
         assert_eq!(l.env["GOOGLE_GEMINI_BASE_URL"], "http://g");
-        assert_eq!(run("gemini", None, &u).argv[4], GEMINI_DEFAULT_MODEL);
+        assert_eq!(run("gemini", None, &u).argv.last().unwrap(), GEMINI_DEFAULT_MODEL);
+    }
+
+    /// Runs a launch's wrapper on this host with its paths moved under `root`
+    /// and the program replaced by `true`; returns whether it succeeded.
+    fn run_wrapper(l: &Launch, root: &std::path::Path) -> bool {
+        let script = l.argv[2].replace("'/home/agent/", &format!("'{}/", root.display()));
+        std::process::Command::new("sh").args(["-c", &script, "sh", "true"]).envs(&l.env).status().unwrap().success()
+    }
+
+    #[test]
+    fn gemini_and_opencode_get_the_system_prompt_as_a_file_and_lose_it_when_it_goes() {
+        let root = std::env::temp_dir().join(format!("acs-launch-{}", uuid::Uuid::new_v4().simple()));
+        let u = urls("", "", "");
+        for (name, file) in
+            [("gemini", format!("{GEMINI_HOME}/.gemini/GEMINI.md")), ("opencode", OPENCODE_INSTRUCTIONS.into())]
+        {
+            let on_host = root.join(file.strip_prefix("/home/agent/").unwrap());
+            let with = launch(
+                pinned(name).unwrap(),
+                LaunchInputs { model: None, system_prompt: Some("Be 'brief'.\n$HOME"), base_urls: &u },
+            );
+            assert_eq!(with.argv[..2], ["sh", "-c"]);
+            assert!(run_wrapper(&with, &root), "{name}");
+            assert_eq!(std::fs::read_to_string(&on_host).unwrap(), "Be 'brief'.\n$HOME", "{name}: written as given");
+            let without = run(name, None, &u);
+            assert!(run_wrapper(&without, &root), "{name}");
+            assert!(!on_host.exists(), "{name}: a dropped prompt is removed");
+        }
+        let with =
+            launch(pinned("gemini").unwrap(), LaunchInputs { model: None, system_prompt: Some("x"), base_urls: &u });
+        assert_eq!(with.env["GEMINI_CLI_HOME"], GEMINI_HOME);
+        let _ = std::fs::remove_dir_all(&root);
     }
 
     #[test]
     fn codex_writes_its_config_then_execs() {
         let l = run("codex", Some("openai/gpt-5-codex"), &urls("", "http://h:1/v1", ""));
         assert_eq!(l.argv[..2], ["sh", "-c"]);
-        assert!(l.argv[2].ends_with("exec /opt/acs/runtimes/codex/node_modules/.bin/codex-acp"), "{}", l.argv[2]);
+        assert_eq!(l.argv[3..], ["sh", "/opt/acs/runtimes/codex/node_modules/.bin/codex-acp"]);
+        assert!(l.argv[2].contains("> '/home/agent/.codex/config.toml'"), "{}", l.argv[2]);
         assert_eq!(l.env["CODEX_HOME"], CODEX_HOME);
         let config: toml::Value = toml::from_str(&l.env["ACS_CODEX_CONFIG"]).unwrap();
         assert_eq!(config["model"].as_str(), Some("gpt-5-codex"));
@@ -219,11 +295,15 @@ mod tests {
     #[test]
     fn opencode_gets_its_model_and_base_urls_inline() {
         let l = run("opencode", Some("openai/gpt-5"), &urls("http://a/", "http://o/v1", ""));
-        assert_eq!(l.argv, ["/opt/acs/runtimes/opencode/node_modules/.bin/opencode", "acp"]);
+        assert_eq!(l.argv[3..], ["sh", "/opt/acs/runtimes/opencode/node_modules/.bin/opencode", "acp"]);
         let c: serde_json::Value = serde_json::from_str(&l.env["OPENCODE_CONFIG_CONTENT"]).unwrap();
         assert_eq!(c["model"], "openai/gpt-5");
         assert_eq!(c["provider"]["openai"]["options"]["baseURL"], "http://o/v1");
         assert_eq!(c["provider"]["anthropic"]["options"]["baseURL"], "http://a/v1");
         assert!(c["provider"].get("google").is_none());
+        assert!(c.get("instructions").is_none());
+        let with: serde_json::Value =
+            serde_json::from_str(&opencode_config(None, Some("Be brief."), &urls("", "", ""))).unwrap();
+        assert_eq!(with["instructions"], serde_json::json!([OPENCODE_INSTRUCTIONS]));
     }
 }
