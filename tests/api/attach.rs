@@ -21,6 +21,7 @@ crate::both!(
     claude_and_codex_pair_on_a_home_with_a_full_scope_key,
     codex_conversations_on_a_machine_share_one_source,
     one_gemini_turn_at_a_time_on_a_machine,
+    prompts_queued_on_a_sleeping_machine_run_one_turn_of_a_runtime_at_a_time,
     execution_limits_are_checked_and_refused,
 );
 
@@ -256,6 +257,28 @@ async fn one_gemini_turn_at_a_time_on_a_machine(b: Backend) {
     assert_eq!(finished_turns(&app, id(&r.body["data"]), 1).await[0].status, "done");
     assert_eq!(prompt(&app, &u, second, "say: later").await.status, StatusCode::ACCEPTED);
     assert_eq!(finished_turns(&app, second, 1).await[0].status, "done");
+}
+
+async fn prompts_queued_on_a_sleeping_machine_run_one_turn_of_a_runtime_at_a_time(b: Backend) {
+    let app = app(b, &[]).await;
+    let u = app.user().await;
+    let gemini = agent(&app, &u, "gemini", json!({"sandbox_mode": "persistent"})).await;
+    let (first, machine) = opened(&app, &u, json!({"agent_id": gemini})).await;
+    let r = open(&app, &u.key, json!({"agent_id": gemini, "sandbox_id": machine})).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let second = id(&r.body["data"]);
+    acs::core::sandboxes::service::park(app.state(), machine).await.unwrap();
+    // Both prompts wait for the machine; it wakes once, and they take turns.
+    for (conv, text) in [(first, "sleep: 1000\nsay: one"), (second, "sleep: 1000\nsay: two")] {
+        let r = prompt(&app, &u, conv, text).await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
+        assert_eq!(r.body["data"]["status"], "queued", "{}", r.text);
+    }
+    let one = finished_turns(&app, first, 1).await.pop().unwrap();
+    let two = finished_turns(&app, second, 1).await.pop().unwrap();
+    assert_eq!((one.status.as_str(), two.status.as_str()), ("done", "done"));
+    let (a, b) = if one.inserted_at < two.inserted_at { (&one, &two) } else { (&two, &one) };
+    assert!(a.finished_at.unwrap() <= b.inserted_at, "the turns overlapped: {a:?} {b:?}");
 }
 
 async fn limited(app: &TestApp, u: &User, limits: Value) -> Resp {

@@ -191,6 +191,27 @@ pub async fn check_capacity(state: &AppState, sandbox_id: Uuid, runtime: &str, e
     }
 }
 
+/// Whether a queued prompt of conversation `me` must keep waiting: another conversation on the
+/// machine runs a turn of the same runtime (not claude or codex). Two queued prompts claimed at
+/// once, neither with a turn yet, are told apart by id: the lower one goes first, so exactly one
+/// of them runs and the other waits for its turn to end.
+pub async fn queued_turn_blocked(state: &AppState, sandbox_id: Uuid, runtime: &str, me: Uuid) -> ApiResult<bool> {
+    if shares_turns(runtime) {
+        return Ok(false);
+    }
+    let blocker = sqlx::query(
+        "SELECT c.id FROM conversations c WHERE c.sandbox_id = $1 AND c.runtime = $2 AND c.status = 'running' \
+         AND c.id <> $3 AND (c.id < $3 OR EXISTS \
+         (SELECT 1 FROM turns t WHERE t.conversation_id = c.id AND t.status = 'running')) LIMIT 1",
+    )
+    .bind(sandbox_id.to_string())
+    .bind(runtime.to_owned())
+    .bind(me.to_string())
+    .fetch_optional(&state.db.pool)
+    .await?;
+    Ok(blocker.is_some())
+}
+
 /// Where a codex conversation's model access comes from, for comparison.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CodexSource {

@@ -293,7 +293,18 @@ struct Opened {
 /// Claims the conversation and takes its queued prompt, recording the turn;
 /// `None` when no prompt waits or a turn runs.
 async fn claim_pending(state: &AppState, conversation_id: Uuid) -> Option<Opened> {
-    let Ok(true) = store::claim_queued_turn(&state.db, conversation_id).await else { return None };
+    loop {
+        let Ok(true) = store::claim_queued_turn(&state.db, conversation_id).await else { return None };
+        if !queued_turn_waits(state, conversation_id).await {
+            break;
+        }
+        let _ = store::set_status(&state.db, conversation_id, ConversationStatus::Idle).await;
+        // The turn it gave way to opens it when it ends (`run_turns`), unless that turn ended
+        // before this prompt was back in line: then it tries again itself.
+        if queued_turn_waits(state, conversation_id).await {
+            return None;
+        }
+    }
     let taken = store::take_pending(&state.db, conversation_id).await;
     let conv = store::get(&state.db, conversation_id).await;
     let (Ok(Some(prompt)), Ok(Some(conv))) = (taken, conv) else {
@@ -311,6 +322,20 @@ async fn claim_pending(state: &AppState, conversation_id: Uuid) -> Option<Opened
             tracing::error!(conversation = %conversation_id, "queued prompt not opened: {e:?}");
             None
         }
+    }
+}
+
+/// Prompts queued on a shared machine while it slept wake together: one turn per runtime (not
+/// claude or codex) runs at a time, the others keep their prompt until it ends.
+async fn queued_turn_waits(state: &AppState, conversation_id: Uuid) -> bool {
+    match store::get(&state.db, conversation_id).await {
+        Ok(Some(conv)) => match conv.sandbox_id {
+            Some(sandbox_id) => {
+                super::attach::queued_turn_blocked(state, sandbox_id, &conv.runtime, conv.id).await.unwrap_or(false)
+            }
+            None => false,
+        },
+        _ => false,
     }
 }
 
@@ -388,14 +413,34 @@ async fn resolve_inference(state: &AppState, conv: &ConversationRow) -> ApiResul
 
 /// Runs a turn, then each prompt queued meanwhile, in this one task.
 async fn run_turns(state: AppState, first: Opened) {
+    let sandbox_id = first.sandbox_id;
     let mut next = Some(first);
+    let mut last = None;
     while let Some(opened) = next.take() {
         let id = opened.conv.id;
         if !run_turn(&state, opened).await {
             return;
         }
+        last = Some(id);
         next = claim_pending(&state, id).await;
     }
+    open_waiting(state, sandbox_id, last).await;
+}
+
+/// Opens the prompts that waited on this machine for a turn of their runtime to end. Boxed: it
+/// starts `run_turns`, which calls it.
+fn open_waiting(
+    state: AppState,
+    sandbox_id: Uuid,
+    except: Option<Uuid>,
+) -> std::pin::Pin<Box<dyn Future<Output = ()> + Send>> {
+    Box::pin(async move {
+        for id in store::waiting_on(&state.db, sandbox_id).await.unwrap_or_default() {
+            if Some(id) != except {
+                open_pending(&state, id).await;
+            }
+        }
+    })
 }
 
 /// `credential`: the variable the turn's agent reads its model access from
