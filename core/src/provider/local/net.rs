@@ -313,11 +313,34 @@ fn allocate(
     Err(io::Error::other(format!("all {capacity} address blocks of {subnet} are leased or on an interface")))
 }
 
-/// Whether `ip` is assigned to an interface of this host: only then can a
-/// socket bind to it (`ip_nonlocal_bind` is off unless someone turned it on,
-/// and then this answers "no" and the lease files alone decide).
+/// Whether `ip` is assigned to an interface of this host (read from the
+/// interface list, not from a bind test, which `ip_nonlocal_bind` would fool).
+/// When the list cannot be read, the lease files alone decide.
 fn address_on_host(ip: Ipv4Addr) -> bool {
-    std::net::UdpSocket::bind((ip, 0)).is_ok()
+    let mut list: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs fills `list`, which is freed below and not used after.
+    if unsafe { libc::getifaddrs(&mut list) } != 0 {
+        return false;
+    }
+    let mut found = false;
+    let mut node = list;
+    while !node.is_null() {
+        // SAFETY: `node` is an entry of the list getifaddrs returned, still allocated.
+        let entry = unsafe { &*node };
+        // SAFETY: a non-null ifa_addr points at a sockaddr whose family says its real type.
+        if !entry.ifa_addr.is_null() && i32::from(unsafe { (*entry.ifa_addr).sa_family }) == libc::AF_INET {
+            // SAFETY: an AF_INET address is a sockaddr_in.
+            let sin = unsafe { &*entry.ifa_addr.cast::<libc::sockaddr_in>() };
+            if Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr)) == ip {
+                found = true;
+                break;
+            }
+        }
+        node = entry.ifa_next;
+    }
+    // SAFETY: `list` came from getifaddrs and is freed once.
+    unsafe { libc::freeifaddrs(list) };
+    found
 }
 
 /// Writes `1` to IPv6 `disable_ipv6` inside a namespace: no link-local side door.
@@ -701,6 +724,9 @@ mod tests {
         assert!(address_on_host(Ipv4Addr::LOCALHOST));
         // TEST-NET-3 (RFC 5737) is never assigned to a host.
         assert!(!address_on_host(Ipv4Addr::new(203, 0, 113, 77)));
+        // Bindable (all of 127/8 is local) yet on no interface: a bind test would say yes.
+        assert!(std::net::UdpSocket::bind((Ipv4Addr::new(127, 0, 0, 2), 0)).is_ok());
+        assert!(!address_on_host(Ipv4Addr::new(127, 0, 0, 2)));
     }
 
     /// A HostNet of its own (table, prefixes, subnet, lease dir) for one test,
