@@ -30,6 +30,7 @@ pub mod metrics;
 pub mod provider;
 pub mod queue;
 pub mod ratelimit;
+pub mod replicas;
 pub mod runtimes;
 pub mod sandboxes;
 pub mod search;

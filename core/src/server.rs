@@ -189,7 +189,8 @@ pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, Box
     let state = app.state.clone();
     let addr = listener.local_addr()?;
     let sweeper = crate::sandboxes::start(&state, addr).await?;
-    crate::conversations::engine::reattach_all(&state).await;
+    crate::replicas::start(&state).await?;
+    crate::conversations::engine::open_queued(&state).await;
     let enabled: Vec<&'static dyn Extension> =
         app.extensions.iter().copied().filter(|e| state.feature_enabled(e.name())).collect();
     for ext in &enabled {
@@ -198,6 +199,7 @@ pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, Box
     let mut workers = JoinSet::new();
     workers.spawn(sweeper);
     workers.spawn(crate::events::bus::relay(state.clone()));
+    workers.spawn(crate::replicas::run(state.clone()));
     workers.spawn(crate::webhooks::worker::run(state.clone()));
     workers.spawn(crate::team::scheduler::run(state.clone()));
     workers.spawn(crate::queue::worker::run(state.clone()));

@@ -186,7 +186,19 @@ impl TestApp {
     }
 
     pub async fn request(&self, method: Method, path: &str, key: Option<&str>, body: Option<Value>) -> Resp {
-        let mut req = self.http.request(method, format!("{}{path}", self.base));
+        self.request_at(&self.base, method, path, key, body).await
+    }
+
+    /// A request to another server (a replica) at `base`.
+    pub async fn request_at(
+        &self,
+        base: &str,
+        method: Method,
+        path: &str,
+        key: Option<&str>,
+        body: Option<Value>,
+    ) -> Resp {
+        let mut req = self.http.request(method, format!("{base}{path}"));
         if let Some(k) = key {
             req = req.bearer_auth(k);
         }

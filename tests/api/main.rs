@@ -24,6 +24,7 @@ mod permissions;
 mod queue;
 mod reapply;
 mod receiver;
+mod replicas;
 mod runtimes;
 mod sandboxes;
 mod schedules;

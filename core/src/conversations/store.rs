@@ -318,29 +318,31 @@ pub async fn fail_waiting_on(db: &Db, sandbox_id: Uuid) -> Result<(), sqlx::Erro
     Ok(())
 }
 
-/// Claims the conversation for a turn: true for the one caller that moved it to `running`.
-pub async fn claim_turn(db: &Db, id: Uuid) -> Result<bool, sqlx::Error> {
+/// Claims the conversation for a turn run by `server`: true for the one caller that moved it to `running`.
+pub async fn claim_turn(db: &Db, id: Uuid, server: Uuid) -> Result<bool, sqlx::Error> {
     let done = sqlx::query(
-        "UPDATE conversations SET status = 'running', mid_turn = 1, updated_at = $2 \
+        "UPDATE conversations SET status = 'running', mid_turn = 1, server_id = $3, updated_at = $2 \
          WHERE id = $1 AND status IN ('pending', 'idle', 'failed')",
     )
     .bind(id.to_string())
     .bind(now_micros())
+    .bind(server.to_string())
     .execute(&db.pool)
     .await?;
     Ok(done.rows_affected() == 1)
 }
 
-/// Claims the conversation for the prompt queued on it: true for the one
-/// caller that moved it to `running`, false when no prompt waits (so a
-/// caller finding nothing never holds the conversation, even briefly).
-pub async fn claim_queued_turn(db: &Db, id: Uuid) -> Result<bool, sqlx::Error> {
+/// Claims the conversation for the prompt queued on it, for `server`: true
+/// for the one caller that moved it to `running`, false when no prompt waits
+/// (so a caller finding nothing never holds the conversation, even briefly).
+pub async fn claim_queued_turn(db: &Db, id: Uuid, server: Uuid) -> Result<bool, sqlx::Error> {
     let done = sqlx::query(
-        "UPDATE conversations SET status = 'running', mid_turn = 1, updated_at = $2 \
+        "UPDATE conversations SET status = 'running', mid_turn = 1, server_id = $3, updated_at = $2 \
          WHERE id = $1 AND status IN ('pending', 'idle', 'failed') AND pending_prompt IS NOT NULL",
     )
     .bind(id.to_string())
     .bind(now_micros())
+    .bind(server.to_string())
     .execute(&db.pool)
     .await?;
     Ok(done.rows_affected() == 1)

@@ -10,6 +10,10 @@
 //! broadcast of (account, kind), and on PostgreSQL a second channel,
 //! `acs_signals`, whose payload is `<server>:<account id>` for a
 //! `conversations` signal and `<server>:<account id>:<kind>` for the others.
+//!
+//! A third channel, `acs_control`, carries requests addressed to one server
+//! (`<to server>:<body>`): an interrupt or a permission answer for the turn
+//! that server runs (`conversations/owners.rs`).
 
 use std::sync::Arc;
 
@@ -23,6 +27,7 @@ use crate::state::AppState;
 
 pub const CHANNEL: &str = "acs_events";
 pub const SIGNAL_CHANNEL: &str = "acs_signals";
+pub const CONTROL_CHANNEL: &str = "acs_control";
 const CAPACITY: usize = 4096;
 /// Signals are rare and a missed one is recovered by any later one.
 const SIGNAL_CAPACITY: usize = 256;
@@ -31,6 +36,8 @@ pub struct Bus {
     tx: broadcast::Sender<Arc<Event>>,
     /// Accounts whose conversation list, roster or schedules changed.
     signals: broadcast::Sender<Signal>,
+    /// Bodies of control requests other replicas addressed to this server.
+    controls: broadcast::Sender<String>,
     /// Tells this server's own notifications apart from other replicas'.
     server: Uuid,
 }
@@ -40,12 +47,18 @@ impl Default for Bus {
         Bus {
             tx: broadcast::channel(CAPACITY).0,
             signals: broadcast::channel(SIGNAL_CAPACITY).0,
+            controls: broadcast::channel(SIGNAL_CAPACITY).0,
             server: Uuid::new_v4(),
         }
     }
 }
 
 impl Bus {
+    /// This server's id among the replicas (new at every start).
+    pub fn server(&self) -> Uuid {
+        self.server
+    }
+
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
         self.tx.subscribe()
     }
@@ -61,6 +74,20 @@ impl Bus {
 
     pub(crate) fn publish_signal(&self, signal: Signal) {
         let _ = self.signals.send(signal);
+    }
+
+    pub fn subscribe_controls(&self) -> broadcast::Receiver<String> {
+        self.controls.subscribe()
+    }
+
+    /// Sends a control request to the replica `to` (PostgreSQL only; the caller checks).
+    pub(crate) async fn notify_control(&self, db: &Db, to: Uuid, body: &str) -> Result<(), sqlx::Error> {
+        sqlx::query("SELECT pg_notify($1, $2)")
+            .bind(CONTROL_CHANNEL)
+            .bind(format!("{to}:{body}"))
+            .execute(&db.pool)
+            .await?;
+        Ok(())
     }
 
     /// Tells other replicas of a signal (PostgreSQL only).
@@ -114,7 +141,13 @@ pub fn foreign_signal(payload: &str, server: Uuid) -> Option<Signal> {
     Some(Signal { account_id: account.parse().ok()?, kind })
 }
 
-/// On PostgreSQL: relays other replicas' events and signals into this
+/// The body of a control request, when it is addressed to this server.
+pub fn control_for(payload: &str, server: Uuid) -> Option<&str> {
+    let (to, body) = payload.split_once(':')?;
+    (to.parse::<Uuid>().ok()? == server).then_some(body)
+}
+
+/// On PostgreSQL: relays other replicas' events, signals and control requests into this
 /// server's bus until shutdown. Reconnects after a lost connection.
 pub async fn relay(state: AppState) {
     if state.db.backend != Backend::Postgres {
@@ -132,7 +165,7 @@ pub async fn relay(state: AppState) {
                 }
             }
         };
-        if let Err(e) = listener.listen_all([CHANNEL, SIGNAL_CHANNEL]).await {
+        if let Err(e) = listener.listen_all([CHANNEL, SIGNAL_CHANNEL, CONTROL_CHANNEL]).await {
             tracing::warn!("event relay: LISTEN failed: {e}");
             continue;
         }
@@ -142,6 +175,12 @@ pub async fn relay(state: AppState) {
                 note = listener.recv() => note,
             };
             let Ok(note) = note else { break };
+            if note.channel() == CONTROL_CHANNEL {
+                if let Some(body) = control_for(note.payload(), state.events.server) {
+                    let _ = state.events.controls.send(body.to_owned());
+                }
+                continue;
+            }
             if note.channel() == SIGNAL_CHANNEL {
                 if let Some(signal) = foreign_signal(note.payload(), state.events.server) {
                     state.events.publish_signal(signal);
@@ -180,6 +219,15 @@ mod tests {
         assert_eq!(foreign_events(&format!("{me}:42"), me), None);
         assert_eq!(foreign_events("garbage", me), None);
         assert_eq!(foreign_events(&format!("{other}:x"), me), None);
+    }
+
+    #[test]
+    fn only_control_requests_addressed_here_are_taken() {
+        let me = Uuid::new_v4();
+        let other = Uuid::new_v4();
+        assert_eq!(control_for(&format!("{me}:{{\"a\":1}}"), me), Some("{\"a\":1}"));
+        assert_eq!(control_for(&format!("{other}:{{}}"), me), None);
+        assert_eq!(control_for("garbage", me), None);
     }
 
     #[test]

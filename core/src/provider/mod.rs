@@ -134,6 +134,11 @@ pub trait SandboxProvider: Send + Sync + 'static {
 
     fn state(&self, id: Uuid) -> BoxFut<'_, MachineState>;
 
+    /// Lets go of every machine this server serves (the egress proxies
+    /// it runs for them) without stopping them: at a clean stop, so that
+    /// another server can take them over at once.
+    fn detach_all(&self);
+
     /// The supervisor of a running machine: commands, agent processes, reads.
     fn supervisor(&self, id: Uuid) -> Supervisor;
 

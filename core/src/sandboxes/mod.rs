@@ -292,7 +292,6 @@ pub async fn start(state: &AppState, addr: SocketAddr) -> Result<impl Future<Out
     let sink = Arc::new(egress_log::DbSink::start(state.db.clone()));
     let provider: Arc<dyn SandboxProvider> = Arc::new(LocalProvider::new(local, sink)?);
     let _ = state.sandboxes.set(Arc::new(Sandboxes::new(provider, api_url, cfg)));
-    service::reattach_all(state).await;
     Ok(service::idle_sweeper(state.clone()))
 }
 

@@ -171,6 +171,7 @@ pub async fn launch(state: &AppState, req: LaunchRequest) -> ApiResult<SandboxRo
         }
         return Err(e.into());
     }
+    crate::replicas::store::own_machine(&mut *tx, id, state.events.server()).await?;
     crate::credits::meter::started(state, &mut tx, id).await?;
     tx.commit().await?;
     let row = store::get(&state.db, id).await?.ok_or_else(ApiError::internal)?;
@@ -347,6 +348,7 @@ pub async fn wake(state: &AppState, id: Uuid) -> ApiResult<bool> {
     {
         return Ok(false);
     }
+    crate::replicas::store::own_machine(&mut *tx, id, state.events.server()).await?;
     crate::credits::meter::started(state, &mut tx, id).await?;
     tx.commit().await?;
     let st = state.clone();
@@ -491,46 +493,45 @@ pub async fn reset(state: &AppState, row: &SandboxRow) -> ApiResult<()> {
     reclaim_locked(state, svc, row, None).await
 }
 
-/// At start: takes over machines that kept running while no server did, and
-/// fails the builds a restart cut short.
-pub async fn reattach_all(state: &AppState) {
+/// Follows a machine this server just took over (`replicas`): a ready one is
+/// reattached (its proxy opened here), one whose build was cut short fails.
+pub async fn take_over(state: &AppState, id: Uuid) {
     let Ok(svc) = service(state) else { return };
-    let rows = match store::in_states(&state.db, &[SandboxState::Pending, SandboxState::Starting, SandboxState::Ready])
-        .await
-    {
-        Ok(rows) => rows,
+    let row = match store::get(&state.db, id).await {
+        Ok(Some(row)) if row.provider == svc.provider.name() => row,
+        Ok(_) => return,
         Err(e) => {
-            tracing::error!("reattach: could not list sandboxes: {e}");
+            tracing::error!(sandbox = %id, "take over: could not read the sandbox: {e}");
             return;
         }
     };
-    for row in rows.into_iter().filter(|r| r.provider == svc.provider.name()) {
-        let scope = scope(state, &row, None).await;
-        if row.status != SandboxState::Ready {
-            svc.provider.stop(row.id).await;
-            let error = "provisioning was cut short by a server restart";
-            stage(state, &scope, "provision", StageState::Failed, json!({"error": error})).await;
-            let _ = store::set_failed(&state.db, row.id, error).await;
+    let lock = svc.lock(row.id);
+    let _held = lock.lock().await;
+    let scope = scope(state, &row, None).await;
+    if row.status != SandboxState::Ready {
+        svc.provider.stop(row.id).await;
+        let error = "provisioning was cut short by a server restart";
+        stage(state, &scope, "provision", StageState::Failed, json!({"error": error})).await;
+        let _ = store::set_failed(&state.db, row.id, error).await;
+        crate::credits::meter::settle(state, row.id).await;
+        return;
+    }
+    stage(state, &scope, "reattach", StageState::Started, json!({"sandbox_id": row.id})).await;
+    let env = match row.environment_id {
+        Some(e) => environments::get_environment(state, row.account_id, e).await.ok(),
+        None => None,
+    };
+    let spec = svc.spec(&row, BTreeMap::new(), network_policy(env.as_ref()));
+    match svc.provider.reattach(&spec).await {
+        Ok(true) => stage(state, &scope, "reattach", StageState::Done, json!({})).await,
+        outcome => {
+            let error = match outcome {
+                Err(e) => e.to_string(),
+                _ => "the machine stopped while no server ran".to_owned(),
+            };
+            stage(state, &scope, "reattach", StageState::Failed, json!({"error": error})).await;
+            let _ = store::set_failed(&state.db, row.id, &error).await;
             crate::credits::meter::settle(state, row.id).await;
-            continue;
-        }
-        stage(state, &scope, "reattach", StageState::Started, json!({"sandbox_id": row.id})).await;
-        let env = match row.environment_id {
-            Some(e) => environments::get_environment(state, row.account_id, e).await.ok(),
-            None => None,
-        };
-        let spec = svc.spec(&row, BTreeMap::new(), network_policy(env.as_ref()));
-        match svc.provider.reattach(&spec).await {
-            Ok(true) => stage(state, &scope, "reattach", StageState::Done, json!({})).await,
-            outcome => {
-                let error = match outcome {
-                    Err(e) => e.to_string(),
-                    _ => "the machine stopped while no server ran".to_owned(),
-                };
-                stage(state, &scope, "reattach", StageState::Failed, json!({"error": error})).await;
-                let _ = store::set_failed(&state.db, row.id, &error).await;
-                crate::credits::meter::settle(state, row.id).await;
-            }
         }
     }
 }
@@ -546,7 +547,7 @@ pub async fn idle_sweeper(state: AppState) {
             _ = tokio::time::sleep(every) => {}
         }
         let before = now_micros() - i64::try_from(idle.as_micros()).unwrap_or(i64::MAX);
-        match store::idle(&state.db, before).await {
+        match store::idle(&state.db, before, state.events.server()).await {
             Ok(ids) => {
                 for id in ids {
                     if let Err(e) = park(&state, id).await {

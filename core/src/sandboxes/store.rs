@@ -109,11 +109,14 @@ pub async fn in_states(db: &Db, states: &[SandboxState]) -> Result<Vec<SandboxRo
 }
 
 /// Ready, idle machines untouched since `before` (microseconds).
-pub async fn idle(db: &Db, before: i64) -> Result<Vec<Uuid>, sqlx::Error> {
-    let rows = sqlx::query("SELECT id FROM sandboxes WHERE status = 'ready' AND busy = 0 AND touched_at < $1")
-        .bind(before)
-        .fetch_all(&db.pool)
-        .await?;
+pub async fn idle(db: &Db, before: i64, server: Uuid) -> Result<Vec<Uuid>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT id FROM sandboxes WHERE status = 'ready' AND busy = 0 AND touched_at < $1 AND server_id = $2",
+    )
+    .bind(before)
+    .bind(server.to_string())
+    .fetch_all(&db.pool)
+    .await?;
     rows.iter().map(|r| r.uuid("id")).collect()
 }
 

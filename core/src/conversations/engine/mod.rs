@@ -40,6 +40,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::events::{self, NewEvent, Scope, StageState};
 use crate::inference::Resolved;
 use crate::inference::rules::Origin;
+use crate::replicas::{self, Control};
 use crate::sandboxes::model::{ApiAccess, ConversationStatus, SandboxRow, SandboxState};
 use crate::sandboxes::service::{self as machines, LaunchRequest};
 use crate::state::AppState;
@@ -216,7 +217,7 @@ pub async fn deliver(state: &AppState, conv: &ConversationRow, input: PromptInpu
         super::attach::check_capacity(state, m.id, &conv.runtime, conv.id).await?;
     }
     if let Some(m) = machine.as_ref().filter(|m| m.status == SandboxState::Ready) {
-        if !store::claim_turn(&state.db, conv.id).await? {
+        if !store::claim_turn(&state.db, conv.id, state.events.server()).await? {
             return Err(busy());
         }
         // Two prompts that passed the capacity check together: each sees the other's claim and
@@ -294,7 +295,9 @@ struct Opened {
 /// `None` when no prompt waits or a turn runs.
 async fn claim_pending(state: &AppState, conversation_id: Uuid) -> Option<Opened> {
     loop {
-        let Ok(true) = store::claim_queued_turn(&state.db, conversation_id).await else { return None };
+        let Ok(true) = store::claim_queued_turn(&state.db, conversation_id, state.events.server()).await else {
+            return None;
+        };
         if !queued_turn_waits(state, conversation_id).await {
             break;
         }
@@ -717,6 +720,15 @@ pub async fn interrupt(state: &AppState, conv: &ConversationRow) -> ApiResult<bo
     if conv.status != ConversationStatus::Running {
         return Ok(false);
     }
+    if let Some(owner) = replicas::turn_elsewhere(state, conv.id).await? {
+        replicas::forward(state, owner, &Control::Interrupt { conversation_id: conv.id }).await?;
+        return Ok(true);
+    }
+    Ok(interrupt_here(state, conv))
+}
+
+/// Interrupts the turn this server runs.
+fn interrupt_here(state: &AppState, conv: &ConversationRow) -> bool {
     let live = state.conversations.live(conv.id);
     live.interrupted.store(true, Ordering::SeqCst);
     let control = live.control.lock().unwrap_or_else(PoisonError::into_inner).clone();
@@ -736,7 +748,7 @@ pub async fn interrupt(state: &AppState, conv: &ConversationRow) -> ApiResult<bo
             }
         });
     }
-    Ok(true)
+    true
 }
 
 /// How long (in 50 ms steps) a permission answer waits for a turn being taken over after a restart.
@@ -750,7 +762,7 @@ pub(crate) fn request_key(id: &Value) -> String {
     }
 }
 
-fn no_request() -> ApiError {
+pub(crate) fn no_request() -> ApiError {
     ApiError::new(
         StatusCode::NOT_FOUND,
         "not_found",
@@ -770,6 +782,20 @@ pub async fn answer_permission(
     if conv.ended() {
         return Err(ended());
     }
+    if let Some(owner) = replicas::turn_elsewhere(state, conv.id).await? {
+        permissions::check_open(state, conv.id, request_id, option_id).await?;
+        let control = Control::Answer {
+            conversation_id: conv.id,
+            request_id: request_id.to_owned(),
+            option_id: option_id.to_owned(),
+        };
+        return replicas::forward(state, owner, &control).await;
+    }
+    answer_here(state, conv, request_id, option_id).await
+}
+
+/// Answers a permission request of the turn this server runs.
+async fn answer_here(state: &AppState, conv: &ConversationRow, request_id: &str, option_id: &str) -> ApiResult<()> {
     let live = state.conversations.live(conv.id);
     // Just after a restart the running turn is still being taken over: its open requests
     // arrive with its control.
@@ -784,14 +810,7 @@ pub async fn answer_permission(
     let raw_id = {
         let mut open = live.permissions.lock().unwrap_or_else(PoisonError::into_inner);
         let pos = open.iter().position(|(id, _)| request_key(id) == request_id).ok_or_else(no_request)?;
-        if !open[pos].1.options.iter().any(|o| o.option_id == option_id) {
-            let offered: Vec<&str> = open[pos].1.options.iter().map(|o| o.option_id.as_str()).collect();
-            return Err(ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "unknown_option",
-                format!("`{option_id}` is not an option of this request; offered: {}.", offered.join(", ")),
-            ));
-        }
+        permissions::check_option(&open[pos].1, option_id)?;
         open.remove(pos).0
     };
     let control = live.control.lock().unwrap_or_else(PoisonError::into_inner).clone().ok_or_else(no_request)?;
@@ -808,6 +827,35 @@ pub async fn answer_permission(
     let data = json!({"request_id": request_id, "outcome": "selected", "option_id": option_id});
     events::stage(state, &scope, "request", StageState::Done, &data, None).await?;
     Ok(())
+}
+
+/// Carries out a control request another replica sent for a turn this server runs.
+pub async fn apply(state: &AppState, control: Control) {
+    let id = match &control {
+        Control::Interrupt { conversation_id } | Control::Answer { conversation_id, .. } => *conversation_id,
+    };
+    let conv = match store::get(&state.db, id).await {
+        Ok(Some(conv)) => conv,
+        Ok(None) => return,
+        Err(e) => {
+            tracing::warn!(conversation = %id, "a forwarded request was not carried out: {e}");
+            return;
+        }
+    };
+    match control {
+        Control::Interrupt { .. } => {
+            if conv.status == ConversationStatus::Running {
+                interrupt_here(state, &conv);
+            }
+        }
+        Control::Answer { request_id, option_id, .. } => {
+            // The replica that took the answer checked it against the log; one that went
+            // meanwhile (answered twice, expired) is no longer open here.
+            if let Err(e) = answer_here(state, &conv, &request_id, &option_id).await {
+                tracing::info!(conversation = %id, "a forwarded answer to request {request_id} was not taken: {e:?}");
+            }
+        }
+    }
 }
 
 /// Ends the conversation: stops its turn and agent, `terminate` stage
@@ -872,21 +920,8 @@ pub async fn machine_failed(state: &AppState, sandbox_id: Uuid) {
     }
 }
 
-/// At server start: takes over the turns that were running, reading each
-/// agent's output from where the log stops (`reattach` stage).
-pub async fn reattach_all(state: &AppState) {
-    let running = match store::in_statuses(&state.db, &[ConversationStatus::Running]).await {
-        Ok(rows) => rows,
-        Err(e) => {
-            tracing::error!("reattach: could not list conversations: {e}");
-            return;
-        }
-    };
-    for conv in running {
-        let st = state.clone();
-        tokio::spawn(async move { reattach(st, conv).await });
-    }
-    // Prompts queued for machines that came up while no server ran.
+/// At start: prompts queued for machines that came up while no server ran.
+pub async fn open_queued(state: &AppState) {
     if let Ok(pending) = store::in_statuses(&state.db, &[ConversationStatus::Pending, ConversationStatus::Idle]).await {
         for conv in pending.into_iter().filter(|c| c.pending_prompt.is_some()) {
             if let Ok(Some(m)) = machine_of(state, &conv).await
@@ -898,7 +933,17 @@ pub async fn reattach_all(state: &AppState) {
     }
 }
 
-async fn reattach(state: AppState, conv: ConversationRow) {
+/// Follows the running turn of a conversation this server just took over
+/// (`replicas`: after a restart, or from a replica that is gone).
+pub async fn reattach(state: AppState, id: Uuid) {
+    let conv = match store::get(&state.db, id).await {
+        Ok(Some(conv)) if conv.status == ConversationStatus::Running => conv,
+        Ok(_) => return,
+        Err(e) => {
+            tracing::error!(conversation = %id, "reattach: could not read the conversation: {e}");
+            return;
+        }
+    };
     let turn = store::running_turn(&state.db, conv.id).await.ok().flatten();
     let (Some(sandbox_id), Some(turn)) = (conv.sandbox_id, turn) else {
         let _ = store::set_status(&state.db, conv.id, ConversationStatus::Idle).await;

@@ -141,6 +141,34 @@ pub async fn reopen(ctx: &TurnCtx, control: &AcpControl) -> Requests {
     requests
 }
 
+/// Checks an answer against the log, for a turn another replica runs: 404
+/// unless the request is open on the running turn, 422 `unknown_option`
+/// unless the option is offered.
+pub async fn check_open(
+    state: &crate::state::AppState,
+    conversation_id: uuid::Uuid,
+    request_id: &str,
+    option_id: &str,
+) -> crate::error::ApiResult<()> {
+    let turn = store::running_turn(&state.db, conversation_id).await?.ok_or_else(super::no_request)?;
+    let rows = store::turn_requests(&state.db, conversation_id, turn.id).await?;
+    let open = open_asks(&rows).into_iter().find(|o| o.key == request_id).ok_or_else(super::no_request)?;
+    check_option(&open.request, option_id)
+}
+
+/// 422 `unknown_option` unless the request offers `option_id`.
+pub fn check_option(request: &RequestPermissionRequest, option_id: &str) -> crate::error::ApiResult<()> {
+    if request.options.iter().any(|o| o.option_id == option_id) {
+        return Ok(());
+    }
+    let offered: Vec<&str> = request.options.iter().map(|o| o.option_id.as_str()).collect();
+    Err(crate::error::ApiError::new(
+        axum::http::StatusCode::UNPROCESSABLE_ENTITY,
+        "unknown_option",
+        format!("`{option_id}` is not an option of this request; offered: {}.", offered.join(", ")),
+    ))
+}
+
 /// An `ask` request that started and has not ended.
 #[derive(Debug)]
 struct OpenAsk {

@@ -465,6 +465,11 @@ impl SandboxProvider for LocalProvider {
         })
     }
 
+    fn detach_all(&self) {
+        // Dropping a proxy's handle closes its listener.
+        self.live.lock().unwrap_or_else(|p| p.into_inner()).clear();
+    }
+
     fn supervisor(&self, id: Uuid) -> Supervisor {
         Supervisor::new(self.layout(id).socket())
     }

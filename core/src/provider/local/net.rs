@@ -816,6 +816,13 @@ mod tests {
         })
     }
 
+    /// One throwaway connection from a new machine to its gateway, so the link is up and both
+    /// neighbours are resolved before anything is timed (a first packet on a veth still settling
+    /// waits out an ARP retry, about 1 s).
+    fn settle(lease: &Lease) {
+        let _ = connect_from(&lease.netns_path, lease.host_ip, 9);
+    }
+
     fn assert_refused_fast(netns: &Path, ip: Ipv4Addr, port: u16, what: &str) {
         let (ok, took) = connect_from(netns, ip, port);
         assert!(!ok, "{what}: connected");
@@ -928,6 +935,8 @@ mod tests {
         let limited = fx.create(false).await;
         let _service = listen_in(Some(&limited.netns_path), limited.sandbox_ip, 8000);
         let _service_open = listen_in(Some(&open.netns_path), open.sandbox_ip, 8000);
+        settle(&open);
+        settle(&limited);
 
         assert!(connect_from(&open.netns_path, Decoy::IP, 8000).0, "unrestricted reaches the decoy");
         assert_refused_fast(&limited.netns_path, Decoy::IP, 8000, "limited to the decoy");
