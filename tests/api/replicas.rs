@@ -1,7 +1,8 @@
 //! Several servers on one database (core/src/replicas): a server that starts
 //! leaves the machines and turns of a live one alone; the work of one that
-//! stops, or goes silent, goes on on another; interrupts and permission
-//! answers reach the turn from any replica.
+//! stops, falls silent or is killed goes on on another; a server lets go of
+//! a machine another replica reset; interrupts and permission answers reach
+//! the turn from any replica.
 
 use std::time::Duration;
 
@@ -197,7 +198,40 @@ async fn the_work_of_a_server_whose_process_is_gone_goes_on_on_another(b: Backen
     handed_over(b, Leaving::IsKilled).await;
 }
 
+async fn a_machine_reset_through_another_replica_is_let_go_here(b: Backend) {
+    let (app, u, agent) = setup(b).await;
+    let conv = conversation_id(
+        &app.post("/api/conversations", &u.key, json!({"agent_id": agent, "prompt": "say: one"})).await,
+    );
+    finished_turns(&app, conv, 1).await;
+    let db = &app.state().db;
+    let machine = acs::core::conversations::store::get(db, conv).await.unwrap().unwrap().sandbox_id.unwrap();
+    let svc = acs::core::sandboxes::service::service(app.state()).unwrap();
+    assert!(svc.provider.served().contains(&machine));
+    let replica = app.replica().await;
+    let r =
+        app.request_at(&base(&replica), Method::DELETE, &format!("/api/sandboxes/{machine}"), Some(&u.key), None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    // At once, before this server has let go of the old machine's proxy: the conversation goes
+    // on on a new machine, whose address block cannot be the one that proxy still holds.
+    let r = app.post(&format!("/api/conversations/{conv}/prompts"), &u.key, json!({"prompt": "say: two"})).await;
+    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
+    assert_eq!(finished_turns(&app, conv, 2).await[1].status, "done");
+    let fresh = acs::core::conversations::store::get(db, conv).await.unwrap().unwrap().sandbox_id.unwrap();
+    assert_ne!(fresh, machine);
+    for _ in 0..300 {
+        if !svc.provider.served().contains(&machine) {
+            assert!(svc.provider.served().contains(&fresh));
+            replica.shutdown().await.unwrap();
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the server still serves a machine another replica reset");
+}
+
 crate::both!(
+    a_machine_reset_through_another_replica_is_let_go_here,
     a_server_that_starts_leaves_a_live_servers_machines_and_turns_alone,
     the_work_of_a_server_that_stops_goes_on_on_another,
     the_work_of_a_server_that_falls_silent_goes_on_on_another,

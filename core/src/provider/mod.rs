@@ -134,10 +134,13 @@ pub trait SandboxProvider: Send + Sync + 'static {
 
     fn state(&self, id: Uuid) -> BoxFut<'_, MachineState>;
 
-    /// Lets go of every machine this server serves (the egress proxies
-    /// it runs for them) without stopping them: at a clean stop, so that
-    /// another server can take them over at once.
-    fn detach_all(&self);
+    /// The machines this server serves (runs an egress proxy for).
+    fn served(&self) -> Vec<Uuid>;
+
+    /// Stops serving a machine without stopping it: at a clean stop, so that
+    /// another server can take it over at once, and when another server
+    /// stopped, reset or woke it (docs/replicas.md).
+    fn let_go(&self, id: Uuid);
 
     /// The supervisor of a running machine: commands, agent processes, reads.
     fn supervisor(&self, id: Uuid) -> Supervisor;

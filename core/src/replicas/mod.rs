@@ -135,6 +135,24 @@ async fn take_over(state: &AppState) {
     }
 }
 
+/// Stops serving the machines this server no longer owns: another server
+/// stopped, reset or woke them, or took them over while this one was
+/// silent. Their proxies close, so their addresses are free again.
+async fn let_go_of_others(state: &AppState) {
+    let Ok(svc) = crate::sandboxes::service::service(state) else { return };
+    let me = state.events.server();
+    for id in svc.provider.served() {
+        match store::owner(&state.db, Owned::Machine, id).await {
+            Ok(Some(owner)) if owner == me => {}
+            Ok(_) => {
+                tracing::info!(sandbox = %id, "no longer this server's machine: its proxy closes here");
+                svc.provider.let_go(id);
+            }
+            Err(e) => tracing::warn!(sandbox = %id, "replicas: owner not read: {e}"),
+        }
+    }
+}
+
 /// At start: this server is alive, and takes over what no live server owns.
 pub async fn start(state: &AppState) -> Result<(), sqlx::Error> {
     register(state).await?;
@@ -163,6 +181,7 @@ pub async fn run(state: AppState) {
                     Err(e) => tracing::warn!("replicas: heartbeat not written: {e}"),
                 }
                 take_over(&state).await;
+                let_go_of_others(&state).await;
             }
             body = controls.recv() => match body {
                 Ok(body) => match serde_json::from_str::<Control>(&body) {
@@ -180,7 +199,9 @@ pub async fn run(state: AppState) {
         }
     }
     if let Ok(svc) = crate::sandboxes::service::service(&state) {
-        svc.provider.detach_all();
+        for id in svc.provider.served() {
+            svc.provider.let_go(id);
+        }
     }
     if let Err(e) = store::deregister(&state.db, me, now_micros()).await {
         tracing::warn!("replicas: this server's row not removed: {e}");

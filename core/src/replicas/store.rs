@@ -118,6 +118,15 @@ pub async fn live_owner(db: &Db, kind: Owned, id: Uuid, now: i64) -> Result<Opti
     Ok(owner.and_then(|o| o.parse().ok()))
 }
 
+/// The owner a row names while it is owned (its status one of `kind`'s), alive or not.
+pub async fn owner(db: &Db, kind: Owned, id: Uuid) -> Result<Option<Uuid>, sqlx::Error> {
+    let (table, statuses) = kind.table();
+    let sql = format!("SELECT server_id FROM {table} WHERE id = $1 AND status IN ({statuses})");
+    let owner: Option<Option<String>> =
+        sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).bind(id.to_string()).fetch_optional(&db.pool).await?;
+    Ok(owner.flatten().and_then(|o| o.parse().ok()))
+}
+
 /// Makes `server` a machine's owner (in the transaction that starts or wakes it).
 pub async fn own_machine<'e>(
     ex: impl sqlx::Executor<'e, Database = sqlx::Any>,

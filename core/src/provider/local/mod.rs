@@ -465,9 +465,13 @@ impl SandboxProvider for LocalProvider {
         })
     }
 
-    fn detach_all(&self) {
+    fn served(&self) -> Vec<Uuid> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner()).keys().copied().collect()
+    }
+
+    fn let_go(&self, id: Uuid) {
         // Dropping a proxy's handle closes its listener.
-        self.live.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        self.take_live(id);
     }
 
     fn supervisor(&self, id: Uuid) -> Supervisor {

@@ -265,17 +265,20 @@ fn records(dir: &Path) -> io::Result<BTreeMap<u32, Option<Record>>> {
 /// leases are stale too. Returns the index and the stale records it replaced
 /// (whose leftovers the caller tears down).
 ///
-/// A block whose host address is still on an interface (`on_host`) is
-/// skipped even without a lease: a second interface with that address would
-/// take the replies of one of the two machines, whose connections then hang.
-/// Such an address outlives its lease when a machine's network is torn down
-/// while it is still being built, or when a server is killed mid-build.
+/// A block whose host address is still in use (`in_use`) is skipped even
+/// without a lease. On an interface: a second interface with that address
+/// would take the replies of one of the two machines, whose connections then
+/// hang; such an address outlives its lease when a machine's network is torn
+/// down while it is still being built, or when a server is killed mid-build.
+/// Bound by a socket: the egress proxy of a machine another server stopped,
+/// which its own server closes a moment later (docs/replicas.md); the new
+/// machine's proxy could not listen there meanwhile.
 fn allocate(
     dir: &Path,
     subnet: Ipv4Net,
     sandbox: Uuid,
     alive: impl Fn(Uuid) -> bool,
-    on_host: impl Fn(Ipv4Addr) -> bool,
+    in_use: impl Fn(Ipv4Addr) -> bool,
 ) -> io::Result<(u32, Vec<Record>)> {
     let capacity = capacity(subnet).unwrap_or(0);
     let mut used = records(dir)?;
@@ -296,7 +299,7 @@ fn allocate(
             }
         }
         let Some((host_ip, sandbox_ip)) = slot(subnet, index) else { break };
-        if on_host(host_ip) {
+        if in_use(host_ip) {
             continue;
         }
         let file = OpenOptions::new().write(true).create_new(true).open(lease_file(dir, index));
@@ -310,7 +313,26 @@ fn allocate(
             Err(e) => return Err(e),
         }
     }
-    Err(io::Error::other(format!("all {capacity} address blocks of {subnet} are leased or on an interface")))
+    Err(io::Error::other(format!("all {capacity} address blocks of {subnet} are leased or in use")))
+}
+
+/// Whether a block's host address is taken outside the lease files.
+fn address_in_use(ip: Ipv4Addr) -> bool {
+    address_on_host(ip) || socket_bound(ip)
+}
+
+/// Whether a TCP socket of this network namespace is bound to `ip`.
+fn socket_bound(ip: Ipv4Addr) -> bool {
+    fs::read_to_string("/proc/net/tcp").is_ok_and(|table| bound_addresses(&table).any(|a| a == ip))
+}
+
+/// The local addresses of a `/proc/net/tcp` table: `0100007F:1F90` is the
+/// address as the kernel holds it (network order) printed as a host-order number.
+fn bound_addresses(table: &str) -> impl Iterator<Item = Ipv4Addr> + '_ {
+    table.lines().skip(1).filter_map(|line| {
+        let (hex, _) = line.split_whitespace().nth(1)?.split_once(':')?;
+        Some(Ipv4Addr::from(u32::from_str_radix(hex, 16).ok()?.to_ne_bytes()))
+    })
 }
 
 /// Whether `ip` is assigned to an interface of this host (read from the
@@ -543,7 +565,7 @@ impl HostNet {
             return Err(io::Error::new(io::ErrorKind::AlreadyExists, format!("network namespace {netns} exists")));
         }
         let alive = |id| netns_path(&names.netns(id)).exists();
-        let (index, stale) = allocate(&cfg.lease_dir, cfg.subnet, sandbox, alive, address_on_host)?;
+        let (index, stale) = allocate(&cfg.lease_dir, cfg.subnet, sandbox, alive, address_in_use)?;
         for old in stale {
             teardown(*names, tools, old.sandbox, &[old.sandbox_ip]);
         }
@@ -727,6 +749,24 @@ mod tests {
         // Bindable (all of 127/8 is local) yet on no interface: a bind test would say yes.
         assert!(std::net::UdpSocket::bind((Ipv4Addr::new(127, 0, 0, 2), 0)).is_ok());
         assert!(!address_on_host(Ipv4Addr::new(127, 0, 0, 2)));
+    }
+
+    #[test]
+    fn an_address_a_socket_is_bound_to_is_in_use() {
+        let table = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n\
+                     0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1\n\
+                     1: 0500C80A:0BB9 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 2\n";
+        let found: Vec<Ipv4Addr> = bound_addresses(table).collect();
+        if cfg!(target_endian = "little") {
+            assert_eq!(found, [Ipv4Addr::LOCALHOST, Ipv4Addr::new(10, 200, 0, 5)]);
+        }
+        let (held, free) = (Ipv4Addr::new(127, 0, 0, 3), Ipv4Addr::new(127, 0, 0, 4));
+        let listener = std::net::TcpListener::bind((held, 0)).unwrap();
+        assert!(address_in_use(held), "a listener holds it, though no interface has it");
+        assert!(!address_on_host(held));
+        assert!(!address_in_use(free));
+        drop(listener);
+        assert!(!address_in_use(held), "free again once the listener closes");
     }
 
     /// A HostNet of its own (table, prefixes, subnet, lease dir) for one test,
