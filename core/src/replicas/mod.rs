@@ -140,16 +140,16 @@ async fn take_over(state: &AppState) {
 /// silent. Their proxies close, so their addresses are free again.
 async fn let_go_of_others(state: &AppState) {
     let Ok(svc) = crate::sandboxes::service::service(state) else { return };
-    let me = state.events.server();
-    for id in svc.provider.served() {
-        match store::owner(&state.db, Owned::Machine, id).await {
-            Ok(Some(owner)) if owner == me => {}
-            Ok(_) => {
-                tracing::info!(sandbox = %id, "no longer this server's machine: its proxy closes here");
-                svc.provider.let_go(id);
-            }
-            Err(e) => tracing::warn!(sandbox = %id, "replicas: owner not read: {e}"),
-        }
+    // Served first: a machine starts only after its row names its owner, so
+    // one served before the read below is in what the read finds.
+    let served = svc.provider.served();
+    let owned = match store::owned_by(&state.db, Owned::Machine, state.events.server()).await {
+        Ok(owned) => owned.into_iter().collect::<std::collections::HashSet<_>>(),
+        Err(e) => return tracing::warn!("replicas: this server's machines not read: {e}"),
+    };
+    for id in served.into_iter().filter(|id| !owned.contains(id)) {
+        tracing::info!(sandbox = %id, "no longer this server's machine: its proxy closes here");
+        svc.provider.let_go(id);
     }
 }
 

@@ -118,13 +118,13 @@ pub async fn live_owner(db: &Db, kind: Owned, id: Uuid, now: i64) -> Result<Opti
     Ok(owner.and_then(|o| o.parse().ok()))
 }
 
-/// The owner a row names while it is owned (its status one of `kind`'s), alive or not.
-pub async fn owner(db: &Db, kind: Owned, id: Uuid) -> Result<Option<Uuid>, sqlx::Error> {
+/// The rows of `kind` that `server` owns (their status one of `kind`'s).
+pub async fn owned_by(db: &Db, kind: Owned, server: Uuid) -> Result<Vec<Uuid>, sqlx::Error> {
     let (table, statuses) = kind.table();
-    let sql = format!("SELECT server_id FROM {table} WHERE id = $1 AND status IN ({statuses})");
-    let owner: Option<Option<String>> =
-        sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).bind(id.to_string()).fetch_optional(&db.pool).await?;
-    Ok(owner.flatten().and_then(|o| o.parse().ok()))
+    let sql = format!("SELECT id FROM {table} WHERE server_id = $1 AND status IN ({statuses})");
+    let ids: Vec<String> =
+        sqlx::query_scalar(sqlx::AssertSqlSafe(sql)).bind(server.to_string()).fetch_all(&db.pool).await?;
+    Ok(ids.into_iter().filter_map(|id| id.parse().ok()).collect())
 }
 
 /// Makes `server` a machine's owner (in the transaction that starts or wakes it).
