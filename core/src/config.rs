@@ -152,6 +152,12 @@ pub struct SandboxConfig {
     pub memory_mb: u64,
     pub cpu_millis: u32,
     pub pids: u32,
+    /// Each machine's disk, `/home/agent` and `/workspace` together (0 = no limit).
+    pub disk_mb: u64,
+    /// Machines run as their own host uids, from this one up.
+    pub uid_base: u32,
+    /// A supervisor no server has spoken to for this long parks its machine (0 = never).
+    pub watchdog_seconds: u64,
     /// Private addresses carved into a /30 per machine.
     pub subnet: ipnet::Ipv4Net,
     /// Host-wide leases of those addresses, shared by every acs server on the host.
@@ -448,6 +454,9 @@ impl Default for SandboxConfig {
             memory_mb: 4096,
             cpu_millis: 2000,
             pids: 4096,
+            disk_mb: 10240,
+            uid_base: 1_000_000_000,
+            watchdog_seconds: 3600,
             subnet: "10.200.0.0/16".parse().expect("a valid subnet"),
             lease_dir: "/run/acs/net".into(),
             run_dir: "/run/acs/machines".into(),
@@ -618,6 +627,15 @@ pub fn from_figment(figment: Figment) -> Result<Loaded, ConfigError> {
         return Err(ConfigError::Invalid { key: "limits.window_seconds".into(), message: "must be at least 1".into() });
     }
     check_webhooks(&config.webhooks)?;
+    // Machines' uids: above every ordinary account, and the whole range a valid uid.
+    if config.sandbox.uid_base < 65536
+        || u64::from(config.sandbox.uid_base) + u64::from(crate::provider::local::owner::SPAN) >= u64::from(u32::MAX)
+    {
+        return Err(ConfigError::Invalid {
+            key: "sandbox.uid_base".into(),
+            message: format!("must be from 65536 to {}", u32::MAX - crate::provider::local::owner::SPAN - 1),
+        });
+    }
     if !(config.queue.poll_interval_seconds > 0.0 && config.queue.poll_interval_seconds <= 3600.0) {
         return Err(ConfigError::Invalid {
             key: "queue.poll_interval_seconds".into(),

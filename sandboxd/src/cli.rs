@@ -4,19 +4,37 @@ use std::path::PathBuf;
 
 #[derive(Debug, PartialEq)]
 pub(crate) enum Mode {
-    Serve { socket: PathBuf },
-    ReadFile { path: String, max_bytes: u64 },
+    Serve {
+        socket: PathBuf,
+    },
+    /// On a socket bound by the host and passed in; stops after `watchdog_seconds` (0 = never) without a client.
+    Inherited {
+        fd: i32,
+        watchdog_seconds: u64,
+    },
+    ReadFile {
+        path: String,
+        max_bytes: u64,
+    },
 }
 
-pub(crate) const USAGE: &str = "usage: sandboxd --socket <path> | sandboxd read-file <path> <max_bytes>";
+pub(crate) const USAGE: &str = "usage: sandboxd --socket <path> | sandboxd --listen-fd <fd> [--watchdog <seconds>] | \
+                                sandboxd read-file <path> <max_bytes>";
+
+fn number<T: std::str::FromStr>(what: &str, value: &str) -> Result<T, String> {
+    value.parse().map_err(|_| format!("{what} {value:?} is not a number\n{USAGE}"))
+}
 
 pub(crate) fn parse(args: &[String]) -> Result<Mode, String> {
     match args {
         [flag, socket] if flag == "--socket" => Ok(Mode::Serve { socket: socket.into() }),
         [flag] if flag.starts_with("--socket=") => Ok(Mode::Serve { socket: flag["--socket=".len()..].into() }),
+        [flag, fd] if flag == "--listen-fd" => Ok(Mode::Inherited { fd: number("fd", fd)?, watchdog_seconds: 0 }),
+        [flag, fd, w, secs] if flag == "--listen-fd" && w == "--watchdog" => {
+            Ok(Mode::Inherited { fd: number("fd", fd)?, watchdog_seconds: number("watchdog", secs)? })
+        }
         [cmd, path, max] if cmd == "read-file" => {
-            let max_bytes = max.parse().map_err(|_| format!("max_bytes {max:?} is not a number\n{USAGE}"))?;
-            Ok(Mode::ReadFile { path: path.clone(), max_bytes })
+            Ok(Mode::ReadFile { path: path.clone(), max_bytes: number("max_bytes", max)? })
         }
         _ => Err(USAGE.to_owned()),
     }
@@ -36,6 +54,9 @@ mod tests {
         assert_eq!(parse(&args(&["--socket", "/run/acs/sandboxd.sock"])), Ok(serve));
         let serve = Mode::Serve { socket: "/s".into() };
         assert_eq!(parse(&args(&["--socket=/s"])), Ok(serve));
+        let inherited = Mode::Inherited { fd: 4, watchdog_seconds: 3600 };
+        assert_eq!(parse(&args(&["--listen-fd", "4", "--watchdog", "3600"])), Ok(inherited));
+        assert_eq!(parse(&args(&["--listen-fd", "4"])), Ok(Mode::Inherited { fd: 4, watchdog_seconds: 0 }));
         let read = Mode::ReadFile { path: "/etc/hostname".into(), max_bytes: 10 };
         assert_eq!(parse(&args(&["read-file", "/etc/hostname", "10"])), Ok(read));
     }
@@ -46,5 +67,7 @@ mod tests {
         assert!(parse(&args(&["--socket"])).is_err());
         assert!(parse(&args(&["read-file", "/x", "-1"])).is_err());
         assert!(parse(&args(&["--socket", "/s", "extra"])).is_err());
+        assert!(parse(&args(&["--listen-fd", "x"])).is_err());
+        assert!(parse(&args(&["--listen-fd", "4", "--watchdog", "-1"])).is_err());
     }
 }

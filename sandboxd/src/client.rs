@@ -157,14 +157,30 @@ impl Lines {
     }
 }
 
+/// The process that must be at the other end of the socket: the machine's
+/// supervisor, as the kernel reports it (`SO_PEERCRED`, taken when it called
+/// listen(2)), not as it describes itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Peer {
+    pub uid: u32,
+    pub pid: i32,
+}
+
 #[derive(Debug, Clone)]
 pub struct Client {
     socket: PathBuf,
+    peer: Option<Peer>,
 }
 
 impl Client {
     pub fn new(socket: impl Into<PathBuf>) -> Self {
-        Client { socket: socket.into() }
+        Client { socket: socket.into(), peer: None }
+    }
+
+    /// Refuses to talk unless the listener is `peer`.
+    pub fn with_peer(mut self, peer: Peer) -> Self {
+        self.peer = Some(peer);
+        self
     }
 
     /// Connects and sends `request`. The write half is returned too: dropping it would end an exec.
@@ -172,6 +188,19 @@ impl Client {
         let stream = tokio::time::timeout(CONNECT_TIMEOUT, UnixStream::connect(&self.socket))
             .await
             .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "connecting to sandboxd timed out"))??;
+        if let Some(want) = self.peer {
+            let cred = stream.peer_cred()?;
+            if cred.uid() != want.uid || cred.pid() != Some(want.pid) {
+                return Err(Error::Io(io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!(
+                        "the socket's listener (pid {:?}, uid {}) is not this machine's supervisor",
+                        cred.pid(),
+                        cred.uid()
+                    ),
+                )));
+            }
+        }
         let (read, mut writer) = stream.into_split();
         write_line(&mut writer, request).await?;
         Ok((Lines { reader: BufReader::new(read), line: Vec::new() }, writer))

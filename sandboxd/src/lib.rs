@@ -17,13 +17,23 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Duration;
 
-pub use server::serve;
+pub use server::{serve, serve_inherited};
 
 /// Entry point of the `sandboxd` binary.
 pub fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let code = match cli::parse(&args) {
-        Ok(cli::Mode::Serve { socket }) => run_daemon(&socket),
+        Ok(cli::Mode::Serve { socket }) => run_daemon(Listen::Path(&socket)),
+        Ok(cli::Mode::Inherited { fd, watchdog_seconds }) => {
+            let watchdog = (watchdog_seconds > 0).then(|| Duration::from_secs(watchdog_seconds));
+            match harden(fd) {
+                Ok(()) => run_daemon(Listen::Fd(fd, watchdog)),
+                Err(e) => {
+                    eprintln!("sandboxd: {e}");
+                    1
+                }
+            }
+        }
         Ok(cli::Mode::ReadFile { path, max_bytes }) => read_file_once(&path, max_bytes),
         Err(usage) => {
             eprintln!("{usage}");
@@ -33,8 +43,35 @@ pub fn main() {
     std::process::exit(code);
 }
 
+enum Listen<'a> {
+    Path(&'a Path),
+    Fd(i32, Option<Duration>),
+}
+
+/// Before anything else in a machine: the agent runs as the same uid as the
+/// supervisor, so the supervisor makes itself non-dumpable (no ptrace, no
+/// `/proc/<pid>/fd`, no `pidfd_getfd` from its own children) and closes
+/// every descriptor it inherited but its socket, so nothing of the host
+/// that bwrap was handed can reach an agent.
+fn harden(listen_fd: i32) -> std::io::Result<()> {
+    // SAFETY: plain prctl and close_range calls on this process's own state.
+    unsafe {
+        if libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let fd = u32::try_from(listen_fd).map_err(|_| std::io::Error::other("negative listen fd"))?;
+        if fd > 3 && libc::close_range(3, fd - 1, 0) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if libc::close_range(fd + 1, u32::MAX, 0) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
 /// A current-thread runtime: sandboxd idles almost always, and memory per sandbox matters more than throughput.
-fn run_daemon(socket: &Path) -> i32 {
+fn run_daemon(listen: Listen<'_>) -> i32 {
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
@@ -46,13 +83,16 @@ fn run_daemon(socket: &Path) -> i32 {
         use tokio::signal::unix::{SignalKind, signal};
         let mut term = signal(SignalKind::terminate())?;
         let mut int = signal(SignalKind::interrupt())?;
-        serve(socket, async {
+        let stop = async move {
             tokio::select! {
                 _ = term.recv() => {}
                 _ = int.recv() => {}
             }
-        })
-        .await
+        };
+        match listen {
+            Listen::Path(socket) => serve(socket, stop).await,
+            Listen::Fd(fd, watchdog) => serve_inherited(fd, watchdog, stop).await,
+        }
     });
     // Dropping the runtime drops the exec tasks, whose guards kill their process groups.
     runtime.shutdown_timeout(Duration::from_secs(1));

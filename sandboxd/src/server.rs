@@ -2,9 +2,11 @@
 
 use std::future::Future;
 use std::io;
+use std::os::fd::FromRawFd;
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tokio::io::BufReader;
@@ -25,6 +27,40 @@ struct Daemon {
     kept: Registry,
     /// Signalled by a `shutdown` request.
     stop: Notify,
+    activity: Activity,
+}
+
+/// When a client last came or went, and how many are connected: what the watchdog reads.
+struct Activity {
+    open: AtomicUsize,
+    last: Mutex<Instant>,
+}
+
+impl Activity {
+    fn touch(&self) {
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+    }
+    fn idle_for(&self) -> Option<Duration> {
+        (self.open.load(Ordering::Acquire) == 0).then(|| self.last.lock().unwrap_or_else(|p| p.into_inner()).elapsed())
+    }
+}
+
+/// Counts one connection for as long as it lives.
+struct Connected(Arc<Daemon>);
+
+impl Connected {
+    fn new(daemon: Arc<Daemon>) -> Connected {
+        daemon.activity.open.fetch_add(1, Ordering::AcqRel);
+        daemon.activity.touch();
+        Connected(daemon)
+    }
+}
+
+impl Drop for Connected {
+    fn drop(&mut self) {
+        self.0.activity.touch();
+        self.0.activity.open.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// Listens on `socket` until `shutdown` resolves or a client asks for it, then stops kept processes and returns.
@@ -32,13 +68,62 @@ struct Daemon {
 pub async fn serve(socket: &Path, shutdown: impl Future<Output = ()>) -> io::Result<()> {
     let listener = bind(socket)?;
     eprintln!("sandboxd: listening on {}", socket.display());
-    let daemon = Arc::new(Daemon { started: Instant::now(), kept: Registry::default(), stop: Notify::new() });
+    let result = run(listener, None, shutdown).await;
+    let _ = std::fs::remove_file(socket);
+    result
+}
+
+/// Serves on a unix socket the host bound and handed over as `fd`, not yet
+/// listening: the listen(2) here is what the host's peer check sees. The
+/// socket's path is outside the machine, where nothing in it can replace it.
+/// With a `watchdog`, stops (kept processes too) once no client has been
+/// connected for that long: a machine whose server is gone for good parks
+/// itself instead of running forever.
+pub async fn serve_inherited(
+    fd: i32,
+    watchdog: Option<Duration>,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<()> {
+    // SAFETY: `fd` is the socket the host passed in, owned by nothing else in this process.
+    let std_listener = unsafe {
+        if libc::listen(fd, 1024) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        std::os::unix::net::UnixListener::from_raw_fd(fd)
+    };
+    set_cloexec(fd)?;
+    std_listener.set_nonblocking(true)?;
+    eprintln!("sandboxd: listening on the socket passed in");
+    run(UnixListener::from_std(std_listener)?, watchdog, shutdown).await
+}
+
+fn set_cloexec(fd: i32) -> io::Result<()> {
+    // SAFETY: fcntl on a descriptor this process owns.
+    if unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+async fn run(listener: UnixListener, watchdog: Option<Duration>, shutdown: impl Future<Output = ()>) -> io::Result<()> {
+    let daemon = Arc::new(Daemon {
+        started: Instant::now(),
+        kept: Registry::default(),
+        stop: Notify::new(),
+        activity: Activity { open: AtomicUsize::new(0), last: Mutex::new(Instant::now()) },
+    });
+    let tick = watchdog
+        .map_or(Duration::from_secs(3600), |w| (w / 4).clamp(Duration::from_millis(100), Duration::from_secs(60)));
     tokio::pin!(shutdown);
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    tokio::spawn(handle(daemon.clone(), stream));
+                    let connected = Connected::new(daemon.clone());
+                    tokio::spawn(async move {
+                        handle(connected.0.clone(), stream).await;
+                        drop(connected);
+                    });
                 }
                 Err(e) => {
                     // Typically EMFILE; pausing avoids a busy loop while descriptors are short.
@@ -48,10 +133,17 @@ pub async fn serve(socket: &Path, shutdown: impl Future<Output = ()>) -> io::Res
             },
             () = &mut shutdown => break,
             () = daemon.stop.notified() => break,
+            () = tokio::time::sleep(tick), if watchdog.is_some() => {
+                if let (Some(limit), Some(idle)) = (watchdog, daemon.activity.idle_for())
+                    && idle >= limit
+                {
+                    eprintln!("sandboxd: no server has spoken to this machine for {} s: parking it", idle.as_secs());
+                    break;
+                }
+            }
         }
     }
     drop(listener);
-    let _ = std::fs::remove_file(socket);
     eprintln!("sandboxd: stopping");
     daemon.kept.terminate_all(STOP_GRACE).await;
     Ok(())

@@ -181,6 +181,15 @@ impl TestApp {
 
     /// The running server's state, for checks the API deliberately cannot make
     /// (secret values are write-only).
+    /// Where a machine's files are on the host (its disk is mounted at `.mount()` while it runs).
+    pub fn machine_layout(&self, id: Uuid) -> acs::core::provider::local::bwrap::Layout {
+        acs::core::provider::local::bwrap::Layout::new(
+            &self.dir.join("sandboxes").join("machines"),
+            std::path::Path::new(&self.loaded.config.sandbox.run_dir),
+            id,
+        )
+    }
+
     pub fn state(&self) -> &acs::core::AppState {
         &self.running.as_ref().expect("server running").state
     }

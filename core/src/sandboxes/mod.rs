@@ -288,6 +288,9 @@ pub async fn start(state: &AppState, addr: SocketAddr) -> Result<impl Future<Out
         api_alias,
         blocked_nets: cfg.blocked_cidrs.clone(),
         request_timeout: Duration::from_secs(cfg.egress_timeout_seconds),
+        disk_mb: cfg.disk_mb,
+        uid_base: cfg.uid_base,
+        watchdog_seconds: cfg.watchdog_seconds,
     };
     let sink = Arc::new(egress_log::DbSink::start(state.db.clone()));
     let provider: Arc<dyn SandboxProvider> = Arc::new(LocalProvider::new(local, sink)?);

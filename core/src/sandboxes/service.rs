@@ -540,11 +540,24 @@ pub async fn take_over(state: &AppState, id: Uuid) {
 pub async fn idle_sweeper(state: AppState) {
     let Ok(svc) = service(&state) else { return };
     let idle = Duration::from_secs(svc.cfg.idle_seconds.max(1));
-    let every = (idle / 4).clamp(Duration::from_millis(200), Duration::from_secs(30));
+    let mut every = (idle / 4).clamp(Duration::from_millis(200), Duration::from_secs(30));
+    // Each machine's supervisor parks it when no server speaks to it for
+    // `watchdog_seconds`: this server speaks to the ones it serves well before.
+    let watchdog = Duration::from_secs(svc.cfg.watchdog_seconds);
+    if !watchdog.is_zero() {
+        every = every.min((watchdog / 3).max(Duration::from_millis(200)));
+    }
     loop {
         tokio::select! {
             _ = state.shutdown.cancelled() => return,
             _ = tokio::time::sleep(every) => {}
+        }
+        if !watchdog.is_zero() {
+            for id in svc.provider.served() {
+                if let Err(e) = svc.provider.supervisor(id).ping().await {
+                    tracing::debug!(sandbox = %id, "keepalive ping: {e}");
+                }
+            }
         }
         let before = now_micros() - i64::try_from(idle.as_micros()).unwrap_or(i64::MAX);
         match store::idle(&state.db, before, state.events.server()).await {

@@ -10,11 +10,16 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// Where a machine's files live on the host.
+///
+/// `root` (`<machines>/<id>`, root-only) keeps what persists and what only
+/// the server may touch: the disk image (or directory), checkpoints, the
+/// owner record, bwrap's pid file, the log. `run` (`<run_dir>/<id>`, short)
+/// holds what bwrap, started as the machine's uid, binds from: the mounted
+/// disk and the generated `/etc` files; and, in `ctl/` (root-only, never
+/// bound into the machine), the supervisor's socket.
 #[derive(Debug, Clone)]
 pub struct Layout {
     pub root: PathBuf,
-    /// The supervisor's socket directory: kept apart and short, since a
-    /// unix socket path may not exceed 107 bytes.
     pub run: PathBuf,
 }
 
@@ -22,26 +27,45 @@ impl Layout {
     pub fn new(machines_dir: &Path, run_dir: &Path, id: uuid::Uuid) -> Layout {
         Layout { root: machines_dir.join(id.to_string()), run: run_dir.join(id.simple().to_string()) }
     }
-    /// The machine's disk: what persists and what a checkpoint copies.
-    pub fn disk(&self) -> PathBuf {
+    /// A sized disk: the ext4 image.
+    pub fn image(&self) -> PathBuf {
+        self.root.join("disk.img")
+    }
+    /// A disk without a size limit: a directory.
+    pub fn disk_dir(&self) -> PathBuf {
         self.root.join("disk")
     }
+    /// Where the disk is mounted while the machine (or a read of it) runs.
+    pub fn mount(&self) -> PathBuf {
+        self.run.join("disk")
+    }
     pub fn home(&self) -> PathBuf {
-        self.disk().join("home")
+        self.mount().join("home")
     }
     pub fn workspace(&self) -> PathBuf {
-        self.disk().join("workspace")
+        self.mount().join("workspace")
     }
-    /// Bound at `/run/acs`: the supervisor's socket.
     pub fn run(&self) -> PathBuf {
         self.run.clone()
     }
+    /// The supervisor's socket directory: root-only, outside the machine.
+    pub fn ctl(&self) -> PathBuf {
+        self.run.join("ctl")
+    }
     pub fn socket(&self) -> PathBuf {
-        self.run().join("sandboxd.sock")
+        self.ctl().join("sandboxd.sock")
     }
     /// Generated `/etc` files (passwd, group, hosts, hostname).
     pub fn etc(&self) -> PathBuf {
-        self.root.join("etc")
+        self.run.join("etc")
+    }
+    /// The machine's hostname, kept for reads of a parked machine.
+    pub fn hostname(&self) -> PathBuf {
+        self.root.join("hostname")
+    }
+    /// The machine's host uid.
+    pub fn owner(&self) -> PathBuf {
+        self.root.join("owner")
     }
     pub fn checkpoint(&self) -> PathBuf {
         self.root.join("checkpoint")
@@ -62,10 +86,6 @@ impl Layout {
 pub const AGENT_UID: u32 = 1000;
 /// Where the supervisor binary is bound inside.
 pub const SANDBOXD_PATH: &str = "/opt/acs/sandboxd";
-/// Where the supervisor's socket directory is bound inside.
-pub const RUN_DIR: &str = "/run/acs";
-/// The file descriptor bwrap writes its `--info-fd` JSON to.
-pub const INFO_FD: i32 = 3;
 
 /// Host `/etc` entries a machine sees (read-only, when present).
 const ETC_BINDS: &[&str] = &[
@@ -110,8 +130,10 @@ pub fn etc_files(hostname: &str) -> Vec<(&'static str, String)> {
 
 /// What the machine runs as its first process.
 pub enum Payload<'a> {
-    /// The long-lived supervisor on its socket.
-    Supervisor,
+    /// The long-lived supervisor, listening on a socket the server bound
+    /// outside the machine and passed in as `listen_fd`; bwrap writes the
+    /// host pid of the machine's init to `info_fd`.
+    Supervisor { listen_fd: i32, info_fd: i32, watchdog_seconds: u64 },
     /// A one-shot command over the disk, read-only (reads of a parked machine).
     Offline(&'a [String]),
 }
@@ -120,7 +142,7 @@ pub enum Payload<'a> {
 /// toolchains), parsed from `host[:inside]` (inside defaults to host).
 pub fn parse_ro_bind(entry: &str) -> Result<(PathBuf, String), String> {
     let (host, inside) = entry.split_once(':').unwrap_or((entry, entry));
-    let reserved = ["/home/agent", "/workspace", RUN_DIR, "/opt/acs/sandboxd", "/proc", "/dev", "/tmp"];
+    let reserved = ["/home/agent", "/workspace", "/opt/acs/sandboxd", "/proc", "/dev", "/tmp"];
     if !host.starts_with('/') || !inside.starts_with('/') || inside == "/" {
         return Err(format!("sandbox.ro_binds: `{entry}` must be absolute paths (host[:inside])"));
     }
@@ -136,12 +158,15 @@ pub fn parse_ro_bind(entry: &str) -> Result<(PathBuf, String), String> {
     Ok((PathBuf::from(host), inside.to_owned()))
 }
 
-/// The full bwrap argument list (without the program name).
+/// The full bwrap argument list (without the program name). bwrap runs as
+/// the machine's own uid; `seccomp_fd` holds the filter program
+/// (`seccomp::program_bytes`).
 pub fn args(
     layout: &Layout,
     hostname: &str,
     sandboxd: &Path,
     ro_binds: &[(PathBuf, String)],
+    seccomp_fd: i32,
     payload: Payload<'_>,
 ) -> Vec<OsString> {
     let mut a: Vec<OsString> = Vec::with_capacity(96);
@@ -152,6 +177,8 @@ pub fn args(
     };
     let offline = matches!(payload, Payload::Offline(_));
     push(&[&"--unshare-user", &"--unshare-pid", &"--unshare-ipc", &"--unshare-uts", &"--unshare-cgroup-try"]);
+    // No user namespace can be made inside (the seccomp filter refuses them too).
+    push(&[&"--disable-userns"]);
     if offline {
         // A parked machine has no network namespace of its own: none at all.
         push(&[&"--unshare-net", &"--die-with-parent"]);
@@ -174,18 +201,16 @@ pub fn args(
     push(&[&"--proc", &"/proc", &"--dev", &"/dev", &"--tmpfs", &"/tmp", &"--dir", &"/run"]);
     let bind = if offline { "--ro-bind" } else { "--bind" };
     push(&[&bind, &layout.home(), &"/home/agent", &bind, &layout.workspace(), &"/workspace"]);
-    if !offline {
-        push(&[&"--bind", &layout.run(), &RUN_DIR]);
-    }
     for (host, inside) in ro_binds {
         push(&[&"--ro-bind", host, inside]);
     }
     push(&[&"--ro-bind", &sandboxd, &SANDBOXD_PATH, &"--chdir", &"/workspace"]);
+    let seccomp = seccomp_fd.to_string();
+    push(&[&"--seccomp", &seccomp]);
     match payload {
-        Payload::Supervisor => {
-            let fd = INFO_FD.to_string();
-            let socket = format!("{RUN_DIR}/sandboxd.sock");
-            push(&[&"--info-fd", &fd, &SANDBOXD_PATH, &"--socket", &socket]);
+        Payload::Supervisor { listen_fd, info_fd, watchdog_seconds } => {
+            let (info, listen, watchdog) = (info_fd.to_string(), listen_fd.to_string(), watchdog_seconds.to_string());
+            push(&[&"--info-fd", &info, &SANDBOXD_PATH, &"--listen-fd", &listen, &"--watchdog", &watchdog]);
         }
         Payload::Offline(argv) => {
             a.push("--".into());
@@ -210,20 +235,24 @@ mod tests {
     #[test]
     fn supervisor_machine_binds_its_own_dirs_and_no_host_secrets() {
         let layout = Layout::new(Path::new("/var/acs/machines"), Path::new("/run/acs/m"), uuid::Uuid::nil());
-        let a = strings(&args(&layout, "acs-1234abcd-box", Path::new("/opt/bin/sandboxd"), &[], Payload::Supervisor));
-        let root = "/var/acs/machines/00000000-0000-0000-0000-000000000000";
-        assert!(a.windows(3).any(|w| w[0] == "--bind" && w[1] == format!("{root}/disk/home") && w[2] == "/home/agent"));
+        let payload = Payload::Supervisor { listen_fd: 7, info_fd: 8, watchdog_seconds: 3600 };
+        let a = strings(&args(&layout, "acs-1234abcd-box", Path::new("/opt/bin/sandboxd"), &[], 9, payload));
         let run = "/run/acs/m/00000000000000000000000000000000";
-        assert!(a.windows(3).any(|w| w[0] == "--bind" && w[1] == run && w[2] == "/run/acs"));
+        assert!(a.windows(3).any(|w| w[0] == "--bind" && w[1] == format!("{run}/disk/home") && w[2] == "/home/agent"));
+        // The supervisor's socket directory stays outside: it is passed as a descriptor.
+        assert!(!a.iter().any(|s| s.contains("/ctl") || s == "/run/acs" || s.starts_with("/var/acs")));
+        assert!(pair(&a, "--seccomp", "9"));
+        assert!(pair(&a, "--info-fd", "8"));
+        assert!(a.iter().any(|s| s == "--disable-userns"));
         assert!(pair(&a, "--hostname", "acs-1234abcd-box"));
         assert!(pair(&a, "--cap-drop", "ALL"));
         assert!(pair(&a, "--uid", "1000"));
         // The host's users and secrets stay out: only generated passwd/group.
         assert!(!a.iter().any(|s| s == "/etc/shadow" || s == "/etc" || s == "/root"));
-        assert!(a.windows(3).any(|w| w[0] == "--ro-bind" && w[1] == format!("{root}/etc/passwd")));
+        assert!(a.windows(3).any(|w| w[0] == "--ro-bind" && w[1] == format!("{run}/etc/passwd")));
         // It must outlive the server (reattach) and keep the netns it is put in.
         assert!(!a.iter().any(|s| s == "--die-with-parent" || s == "--unshare-net" || s == "--unshare-all"));
-        assert_eq!(a[a.len() - 3..], ["/opt/acs/sandboxd", "--socket", "/run/acs/sandboxd.sock"]);
+        assert_eq!(a[a.len() - 5..], ["/opt/acs/sandboxd", "--listen-fd", "7", "--watchdog", "3600"]);
     }
 
     #[test]
@@ -235,12 +264,13 @@ mod tests {
             "h",
             Path::new("/s"),
             &[(PathBuf::from("/opt/tools"), "/opt/tools".into())],
+            3,
             Payload::Offline(&cmd),
         ));
         assert!(a.iter().any(|s| s == "--unshare-net"));
         assert!(a.iter().any(|s| s == "--die-with-parent"));
         assert!(!a.iter().any(|s| s == "--bind"));
-        assert!(!a.iter().any(|s| s == "/run/acs"));
+        assert!(pair(&a, "--seccomp", "3"));
         assert!(a.windows(3).any(|w| w[0] == "--ro-bind" && w[1] == "/opt/tools" && w[2] == "/opt/tools"));
         assert_eq!(a[a.len() - 3..], ["--", "git", "status"]);
     }

@@ -1,6 +1,7 @@
-//! Checkpoints of a machine's disk: a full copy of its tree (`cp -a`, which
-//! keeps modes, owners, times and hard links, and never follows symlinks),
-//! with blocks shared by reflink where the filesystem allows (XFS, btrfs).
+//! Checkpoints of a machine's disk: a full copy of its image file (holes
+//! kept) or of its directory tree (`cp -a`, which keeps modes, owners, times
+//! and hard links, and never follows symlinks), with blocks shared by
+//! reflink where the filesystem allows (XFS, btrfs).
 //!
 //! Copies go to a sibling `<name>.tmp`, are synced, then renamed into place,
 //! so a crash leaves the old state or the new one, never half of either.
@@ -37,13 +38,13 @@ impl Checkpointer {
         self.method
     }
 
-    /// Copies the tree `src` into a new directory `dst`, which must not exist.
+    /// Copies the image file or tree `src` to `dst`, which must not exist.
     pub async fn snapshot(&self, src: &Path, dst: &Path) -> io::Result<()> {
         let (method, src, dst) = (self.method, src.to_owned(), dst.to_owned());
         tokio::task::spawn_blocking(move || snapshot(method, &src, &dst)).await.map_err(io::Error::other)?
     }
 
-    /// Replaces `dst` with a copy of the tree `snap`, in one atomic swap.
+    /// Replaces `dst` with a copy of `snap`, in one atomic swap.
     pub async fn restore(&self, snap: &Path, dst: &Path) -> io::Result<()> {
         let (method, snap, dst) = (self.method, snap.to_owned(), dst.to_owned());
         tokio::task::spawn_blocking(move || restore(method, &snap, &dst)).await.map_err(io::Error::other)?
@@ -74,12 +75,19 @@ fn tmp_sibling(path: &Path) -> io::Result<PathBuf> {
     Ok(path.with_file_name(tmp))
 }
 
-/// A real directory (a symlink to one is refused: it would be copied as a link).
-fn require_dir(path: &Path) -> io::Result<()> {
-    if fs::symlink_metadata(path)?.is_dir() {
+/// A real directory or file (a symlink to one is refused: it would be copied as a link).
+fn require_real(path: &Path) -> io::Result<()> {
+    let meta = fs::symlink_metadata(path)?;
+    if meta.is_dir() || meta.is_file() {
         return Ok(());
     }
-    Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{} is not a directory", path.display())))
+    Err(io::Error::new(io::ErrorKind::InvalidInput, format!("{} is not a directory or a file", path.display())))
+}
+
+/// [`remove_any`] off the runtime's threads.
+pub async fn remove_any_async(path: &Path) -> io::Result<()> {
+    let path = path.to_owned();
+    tokio::task::spawn_blocking(move || remove_any(&path)).await.map_err(io::Error::other)?
 }
 
 /// Removes whatever is at `path` (a leftover of a crash), without following links.
@@ -138,7 +146,7 @@ fn sync_parent(path: &Path) -> io::Result<()> {
 }
 
 fn snapshot(method: Method, src: &Path, dst: &Path) -> io::Result<()> {
-    require_dir(src)?;
+    require_real(src)?;
     if fs::symlink_metadata(dst).is_ok() {
         return Err(io::Error::new(io::ErrorKind::AlreadyExists, format!("{} exists", dst.display())));
     }
@@ -149,7 +157,7 @@ fn snapshot(method: Method, src: &Path, dst: &Path) -> io::Result<()> {
 }
 
 fn restore(method: Method, snap: &Path, dst: &Path) -> io::Result<()> {
-    require_dir(snap)?;
+    require_real(snap)?;
     let tmp = tmp_sibling(dst)?;
     copy_synced(method, snap, &tmp)?;
     if fs::symlink_metadata(dst).is_err() {

@@ -2,8 +2,11 @@
 //!
 //! Each machine is a bwrap process tree (own user, PID, IPC, UTS and mount
 //! namespaces) started inside its own network namespace, whose only way out
-//! is the egress proxy on the host end of its veth pair. Its first process is
-//! `sandboxd`; bwrap is started in its own process group and without
+//! is the egress proxy on the host end of its veth pair. bwrap runs as the
+//! machine's own unprivileged host uid (`owner.rs`), under a seccomp filter
+//! (`seccomp.rs`), on a size-limited disk (`disk.rs`). Its first process is
+//! `sandboxd`, listening on a socket the server bound outside the machine;
+//! bwrap is started in its own process group and without
 //! `--die-with-parent`, so machines outlive a server restart and the next
 //! server reattaches to them. Limits come from a cgroup per machine when the
 //! host allows it. See `docs/sandboxes.md`.
@@ -11,11 +14,18 @@
 pub mod bwrap;
 pub mod cgroup;
 pub mod checkpoint;
+pub mod disk;
 pub mod net;
+pub mod owner;
+pub mod seccomp;
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::CString;
-use std::os::fd::AsRawFd;
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
@@ -24,16 +34,18 @@ use std::time::Duration;
 use time::OffsetDateTime;
 use uuid::Uuid;
 
-use self::bwrap::{Layout, Payload};
+use self::bwrap::Layout;
 use self::cgroup::{Cgroup, Cgroups};
 use self::checkpoint::Checkpointer;
+use self::disk::Disks;
 use self::net::{HostNet, Lease, NetConfig};
+use self::owner::Owners;
 use super::{
     BoxFut, CheckpointInfo, ExecOutput, Limits, MachineSpec, MachineState, NetworkPolicy, ProviderError,
     ProviderResult, SandboxProvider, Started, Supervisor,
 };
 use crate::egress::{self, EgressSink, ProxyHandle};
-use sandboxd::client::ExecExit;
+use sandboxd::client::{ExecExit, Peer};
 
 /// How long a starting supervisor may take to answer.
 const READY_TIMEOUT: Duration = Duration::from_secs(15);
@@ -59,6 +71,12 @@ pub struct LocalConfig {
     /// Addresses the proxy never dials (unless always allowed).
     pub blocked_nets: Vec<ipnet::IpNet>,
     pub request_timeout: Duration,
+    /// Size of each machine's disk (`sandbox.disk_mb`); 0: no limit.
+    pub disk_mb: u64,
+    /// The first of the host uids machines run as (`sandbox.uid_base`).
+    pub uid_base: u32,
+    /// A supervisor no server has spoken to for this long parks its machine (0: never).
+    pub watchdog_seconds: u64,
 }
 
 /// What the provider holds for a running machine (its cgroup, if any, is
@@ -73,8 +91,14 @@ pub struct LocalProvider {
     net: HostNet,
     cgroups: Option<Cgroups>,
     checkpointer: Checkpointer,
+    disks: Disks,
+    owners: Owners,
+    /// The supervisor binary machines bind: a root-owned copy every machine's uid can read.
+    sandboxd: PathBuf,
     sink: Arc<dyn EgressSink>,
     live: Mutex<HashMap<Uuid, Live>>,
+    /// Each running machine's supervisor as the kernel identified it, checked on every connection.
+    peers: Mutex<HashMap<Uuid, Peer>>,
 }
 
 /// The checks `acs serve` runs before it starts: a clear message per missing part.
@@ -91,6 +115,38 @@ pub fn check_host(cfg: &LocalConfig) -> Result<(), String> {
             cfg.sandboxd.display()
         ));
     }
+    for (host, _) in &cfg.ro_binds {
+        reachable_by_machines(host).map_err(|e| format!("sandbox.ro_binds / runtimes.dir: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Machines run as their own unprivileged uids, and bwrap opens what it
+/// binds as that uid: every directory on the way must let other users pass
+/// (`o+x`) and the path itself be readable by them.
+fn reachable_by_machines(path: &Path) -> Result<(), String> {
+    let path = fs::canonicalize(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    for dir in path.ancestors().skip(1) {
+        let mode = fs::metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?.mode();
+        if mode & 0o001 == 0 {
+            return Err(format!(
+                "{} is not reachable by the machines' unprivileged users: {} is mode {:o} (it needs o+x; \
+                 or move the path somewhere other users may reach)",
+                path.display(),
+                dir.display(),
+                mode & 0o7777
+            ));
+        }
+    }
+    let meta = fs::metadata(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let need = if meta.is_dir() { 0o005 } else { 0o004 };
+    if meta.mode() & need != need {
+        return Err(format!(
+            "{} is not readable by the machines' unprivileged users (mode {:o})",
+            path.display(),
+            meta.mode() & 0o7777
+        ));
+    }
     Ok(())
 }
 
@@ -102,18 +158,139 @@ fn which(program: &str) -> Option<PathBuf> {
     })
 }
 
+fn mkdir(path: &Path, mode: u32) -> io::Result<()> {
+    fs::DirBuilder::new().recursive(true).mode(mode).create(path)?;
+    // An existing directory (made by an older version, or with another umask) gets the mode too.
+    fs::set_permissions(path, fs::Permissions::from_mode(mode))
+}
+
+/// A root-owned copy of the supervisor under the run directory, named by its
+/// content: machines bind it from there whatever the mode of the directory
+/// the server's own binaries live in, and a rebuilt binary never changes
+/// under a running machine.
+fn install_sandboxd(src: &Path, run_dir: &Path) -> Result<PathBuf, String> {
+    use sha2::Digest;
+    let bytes = fs::read(src).map_err(|e| format!("{}: {e}", src.display()))?;
+    let digest = hex::encode(&sha2::Sha256::digest(&bytes)[..8]);
+    let bin = run_dir.join(".bin");
+    mkdir(&bin, 0o755).map_err(|e| format!("{}: {e}", bin.display()))?;
+    let dst = bin.join(format!("sandboxd-{digest}"));
+    if !dst.is_file() {
+        let tmp = bin.join(format!(".sandboxd-{}", Uuid::new_v4().simple()));
+        let written = fs::write(&tmp, &bytes)
+            .and_then(|()| fs::set_permissions(&tmp, fs::Permissions::from_mode(0o755)))
+            .and_then(|()| fs::rename(&tmp, &dst));
+        if let Err(e) = written {
+            let _ = fs::remove_file(&tmp);
+            return Err(format!("{}: {e}", dst.display()));
+        }
+    }
+    Ok(dst)
+}
+
+/// A unix socket bound at `path` but not listening: the supervisor inherits
+/// it and calls listen(2) itself, which makes it the peer the kernel reports.
+fn bound_socket(path: &Path) -> io::Result<OwnedFd> {
+    match fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e),
+    }
+    let bytes = path.as_os_str().as_bytes();
+    // SAFETY: plain data; all-zero is a valid sockaddr_un.
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    if bytes.len() >= addr.sun_path.len() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("socket path too long: {}", path.display())));
+    }
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    for (dst, src) in addr.sun_path.iter_mut().zip(bytes) {
+        *dst = *src as libc::c_char;
+    }
+    // SAFETY: socket(2); the descriptor is owned by the OwnedFd at once.
+    let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor nothing else owns.
+    let sock = unsafe { OwnedFd::from_raw_fd(fd) };
+    let len = (std::mem::size_of::<libc::sa_family_t>() + bytes.len() + 1) as libc::socklen_t;
+    // SAFETY: `addr` is a valid sockaddr_un of `len` bytes.
+    if unsafe { libc::bind(sock.as_raw_fd(), (&raw const addr).cast(), len) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    fs::set_permissions(path, fs::Permissions::from_mode(0o600))?;
+    Ok(sock)
+}
+
+/// The seccomp program in a memory file, for bwrap's `--seccomp`.
+fn seccomp_fd() -> io::Result<File> {
+    // SAFETY: memfd_create with a static name; the descriptor is owned by the File at once.
+    let fd = unsafe { libc::memfd_create(c"acs-seccomp".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor nothing else owns.
+    let mut file = unsafe { File::from_raw_fd(fd) };
+    file.write_all(&seccomp::program_bytes())?;
+    io::Seek::seek(&mut file, io::SeekFrom::Start(0))?;
+    Ok(file)
+}
+
+/// In the child between fork and exec (async-signal-safe calls only): into
+/// the machine's network namespace and cgroup while still root, hand the
+/// listed descriptors down, then become the machine's uid for good.
+fn enter_machine(netns_fd: i32, procs: &[CString], keep: &[i32], uid: u32) -> io::Result<()> {
+    // SAFETY: setns, fcntl, setgroups, setresgid and setresuid are async-signal-safe system calls.
+    unsafe {
+        if netns_fd >= 0 && libc::setns(netns_fd, libc::CLONE_NEWNET) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Cgroup::join_raw(procs)?;
+        for fd in keep {
+            if libc::fcntl(*fd, libc::F_SETFD, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        if libc::setgroups(0, std::ptr::null()) != 0
+            || libc::setresgid(uid, uid, uid) != 0
+            || libc::setresuid(uid, uid, uid) != 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
 impl LocalProvider {
     pub fn new(cfg: LocalConfig, sink: Arc<dyn EgressSink>) -> Result<LocalProvider, String> {
         check_host(&cfg)?;
-        std::fs::create_dir_all(&cfg.machines_dir)
+        // Root only: disks, checkpoints and records are nobody else's business.
+        mkdir(&cfg.machines_dir, 0o700)
             .map_err(|e| format!("sandbox directory {}: {e}", cfg.machines_dir.display()))?;
+        // Machines' uids pass through to their own directory (and may not list it).
+        mkdir(&cfg.run_dir, 0o711).map_err(|e| format!("sandbox run directory {}: {e}", cfg.run_dir.display()))?;
+        let sandboxd = install_sandboxd(&cfg.sandboxd, &cfg.run_dir)?;
+        reachable_by_machines(&sandboxd)?;
+        let disks = Disks::new(&cfg.machines_dir, cfg.disk_mb)?;
+        let owners = Owners::new(&cfg.net.lease_dir, cfg.uid_base);
         let net = HostNet::init(cfg.net.clone())?;
         let cgroups = Cgroups::detect();
         if cgroups.is_none() {
             tracing::warn!("cgroups are not usable here: sandboxes run without memory, CPU and process limits");
         }
         let checkpointer = Checkpointer::probe(&cfg.machines_dir);
-        Ok(LocalProvider { cfg, net, cgroups, checkpointer, sink, live: Mutex::new(HashMap::new()) })
+        Ok(LocalProvider {
+            cfg,
+            net,
+            cgroups,
+            checkpointer,
+            disks,
+            owners,
+            sandboxd,
+            sink,
+            live: Mutex::new(HashMap::new()),
+            peers: Mutex::new(HashMap::new()),
+        })
     }
 
     fn layout(&self, id: Uuid) -> Layout {
@@ -142,6 +319,18 @@ impl LocalProvider {
         self.live.lock().unwrap_or_else(|p| p.into_inner()).insert(id, live);
     }
 
+    fn peer(&self, id: Uuid) -> Option<Peer> {
+        self.peers.lock().unwrap_or_else(|p| p.into_inner()).get(&id).copied()
+    }
+
+    fn set_peer(&self, id: Uuid, peer: Option<Peer>) {
+        let mut peers = self.peers.lock().unwrap_or_else(|p| p.into_inner());
+        match peer {
+            Some(p) => peers.insert(id, p),
+            None => peers.remove(&id),
+        };
+    }
+
     async fn open_proxy(&self, id: Uuid, lease: &Lease, policy: &NetworkPolicy) -> std::io::Result<ProxyHandle> {
         let addr = (lease.host_ip, self.cfg.net.proxy_port);
         // A machine that just left these addresses may still be closing its
@@ -160,16 +349,34 @@ impl LocalProvider {
         Ok(egress::spawn(listener, id, self.policy(policy), self.sink.clone(), self.cfg.request_timeout))
     }
 
-    /// Writes the machine's directories and generated `/etc`.
-    fn prepare_disk(&self, layout: &Layout, hostname: &str) -> std::io::Result<()> {
-        for dir in [layout.home(), layout.workspace(), layout.run(), layout.etc()] {
-            std::fs::create_dir_all(&dir)?;
-        }
-        let _ = std::fs::remove_file(layout.socket());
-        for (name, content) in bwrap::etc_files(hostname) {
-            std::fs::write(layout.etc().join(name), content)?;
-        }
-        Ok(())
+    /// The machine's directories, its uid and its mounted disk, ready for
+    /// bwrap. Returns the uid.
+    async fn prepare_disk(&self, id: Uuid, layout: &Layout, hostname: &str, fresh: bool) -> ProviderResult<u32> {
+        mkdir(&layout.root, 0o700)?;
+        mkdir(&layout.run(), 0o711)?;
+        mkdir(&layout.ctl(), 0o700)?;
+        mkdir(&layout.etc(), 0o755)?;
+        let _lock = disk::lock(layout).await?;
+        let (disks, owners, layout, id) = (self.disks.clone(), self.owners.clone(), layout.clone(), id);
+        let hostname = hostname.to_owned();
+        let uid = tokio::task::spawn_blocking(move || -> io::Result<u32> {
+            if fresh {
+                remove_disk(&layout)?;
+            }
+            let recorded = owner::recorded(&layout.owner());
+            let uid = owners.take(id, recorded)?;
+            if recorded != Some(uid) {
+                owner::record(&layout.owner(), uid)?;
+            }
+            disks.attach(&layout, uid)?;
+            disk::settle(&layout, uid)?;
+            fs::write(layout.hostname(), format!("{hostname}\n"))?;
+            write_etc(&layout, &hostname)?;
+            Ok(uid)
+        })
+        .await
+        .map_err(io::Error::other)??;
+        Ok(uid)
     }
 
     async fn launch(
@@ -178,7 +385,8 @@ impl LocalProvider {
         layout: &Layout,
         lease: &Lease,
         cgroup: Option<&Cgroup>,
-    ) -> ProviderResult<()> {
+        uid: u32,
+    ) -> ProviderResult<Peer> {
         let mut env = spec.env.clone();
         let proxy = format!("http://{}:{}", lease.host_ip, self.cfg.net.proxy_port);
         for key in ["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"] {
@@ -187,12 +395,17 @@ impl LocalProvider {
         env.insert("no_proxy".into(), "localhost,127.0.0.1".into());
         env.insert("NO_PROXY".into(), "localhost,127.0.0.1".into());
         env.insert("SANDBOX_URL".into(), sandbox_url(lease));
-        let netns = std::fs::File::open(&lease.netns_path)?;
-        let info = std::fs::File::create(layout.info())?;
-        let log = std::fs::OpenOptions::new().create(true).append(true).open(layout.log())?;
+        let netns = File::open(&lease.netns_path)?;
+        let info = File::create(layout.info())?;
+        let log = fs::OpenOptions::new().create(true).append(true).open(layout.log())?;
+        let socket = bound_socket(&layout.socket())?;
+        let seccomp = seccomp_fd()?;
         let procs: Vec<CString> = cgroup.map(|c| c.procs_files()).unwrap_or_default();
+        let (netns_fd, info_fd, listen_fd, seccomp_fd) =
+            (netns.as_raw_fd(), info.as_raw_fd(), socket.as_raw_fd(), seccomp.as_raw_fd());
+        let payload = bwrap::Payload::Supervisor { listen_fd, info_fd, watchdog_seconds: self.cfg.watchdog_seconds };
         let mut cmd = tokio::process::Command::new("bwrap");
-        cmd.args(bwrap::args(layout, &spec.hostname, &self.cfg.sandboxd, &self.cfg.ro_binds, Payload::Supervisor))
+        cmd.args(bwrap::args(layout, &spec.hostname, &self.sandboxd, &self.cfg.ro_binds, seccomp_fd, payload))
             .env_clear()
             .envs(&env)
             .stdin(Stdio::null())
@@ -200,27 +413,20 @@ impl LocalProvider {
             .stderr(log)
             // Own process group: a terminal's Ctrl-C to the server must not reach machines.
             .process_group(0);
-        let (netns_fd, info_fd) = (netns.as_raw_fd(), info.as_raw_fd());
-        // SAFETY: only async-signal-safe calls (setns, write, dup2) run between fork and exec.
+        let keep = [info_fd, listen_fd, seccomp_fd];
+        // SAFETY: `enter_machine` makes only async-signal-safe calls.
         unsafe {
-            cmd.pre_exec(move || {
-                if libc::setns(netns_fd, libc::CLONE_NEWNET) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Cgroup::join_raw(&procs)?;
-                if libc::dup2(info_fd, bwrap::INFO_FD) < 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
+            cmd.pre_exec(move || enter_machine(netns_fd, &procs, &keep, uid));
         }
         let mut child = cmd.spawn().map_err(|e| ProviderError::Host(format!("bwrap: {e}")))?;
-        drop((netns, info));
-        let supervisor = Supervisor::new(layout.socket());
+        // The supervisor holds the socket now; the server's copy would keep it alive past the machine.
+        drop((netns, info, socket, seccomp));
         let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
         loop {
-            if supervisor.ping().await.is_ok() {
-                return Ok(());
+            if let Some(peer) = supervisor_peer(layout, uid)
+                && Supervisor::new(layout.socket()).with_peer(peer).ping().await.is_ok()
+            {
+                return Ok(peer);
             }
             if let Ok(Some(status)) = child.try_wait() {
                 return Err(ProviderError::Host(format!(
@@ -239,32 +445,18 @@ impl LocalProvider {
         }
     }
 
-    /// Kills a machine's processes: its cgroup when it has one, else its
-    /// PID namespace (killing the namespace's init ends every process in it).
-    async fn kill(&self, layout: &Layout, cgroup: Option<&Cgroup>) {
-        if let Some(pid) = init_pid(layout) {
-            // SAFETY: plain kill(2) of a pid checked to be this machine's bwrap.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
-            for _ in 0..500 {
-                if !is_bwrap(pid) {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(2)).await;
-            }
-        }
-        if let Some(cg) = cgroup {
-            cg.kill_all();
-            cg.remove();
-        }
-        let _ = std::fs::remove_file(layout.info());
-        let _ = std::fs::remove_file(layout.socket());
-    }
-
     async fn stop_machine(&self, id: Uuid) {
         let layout = self.layout(id);
         let live = self.take_live(id);
+        self.set_peer(id, None);
         let cgroup = self.cgroups.as_ref().and_then(|c| c.open(&id.to_string()));
-        self.kill(&layout, cgroup.as_ref()).await;
+        kill(&layout, cgroup.as_ref()).await;
+        if layout.root.is_dir() {
+            match disk::lock(&layout).await {
+                Ok(_lock) => disk::unmount(&layout.mount()),
+                Err(e) => tracing::warn!(sandbox = %id, "locking the disk to unmount it: {e}"),
+            }
+        }
         let lease = match live {
             Some(l) => {
                 l.proxy.stop();
@@ -279,19 +471,67 @@ impl LocalProvider {
 
     async fn offline(&self, id: Uuid, argv: &[String], env: &BTreeMap<String, String>) -> ProviderResult<ExecOutput> {
         let layout = self.layout(id);
-        if !layout.disk().is_dir() {
+        let Some(kind) = disk::kind(&layout) else {
             return Err(ProviderError::Host("the machine has no disk".into()));
+        };
+        let uid =
+            owner::recorded(&layout.owner()).ok_or_else(|| ProviderError::Host("the machine has no owner".into()))?;
+        let hostname = fs::read_to_string(layout.hostname()).unwrap_or_default().trim().to_owned();
+        let _lock = disk::lock(&layout).await?;
+        let mounted_here = {
+            let layout = layout.clone();
+            tokio::task::spawn_blocking(move || -> io::Result<bool> {
+                mkdir(&layout.run(), 0o711)?;
+                mkdir(&layout.etc(), 0o755)?;
+                write_etc(&layout, &hostname)?;
+                if disk::is_mounted(&layout.mount()) {
+                    return Ok(false);
+                }
+                disk::mount(&layout, kind, true)?;
+                Ok(true)
+            })
+            .await
+            .map_err(io::Error::other)??
+        };
+        let result = self.run_offline(&layout, uid, argv, env).await;
+        if mounted_here {
+            disk::unmount(&layout.mount());
         }
-        let hostname = std::fs::read_to_string(layout.etc().join("hostname")).unwrap_or_default();
+        result
+    }
+
+    async fn run_offline(
+        &self,
+        layout: &Layout,
+        uid: u32,
+        argv: &[String],
+        env: &BTreeMap<String, String>,
+    ) -> ProviderResult<ExecOutput> {
+        let hostname = fs::read_to_string(layout.hostname()).unwrap_or_default();
+        let seccomp = seccomp_fd()?;
+        let seccomp_fd = seccomp.as_raw_fd();
         let mut cmd = tokio::process::Command::new("bwrap");
-        cmd.args(bwrap::args(&layout, hostname.trim(), &self.cfg.sandboxd, &self.cfg.ro_binds, Payload::Offline(argv)))
-            .env_clear()
-            .envs(env)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
+        cmd.args(bwrap::args(
+            layout,
+            hostname.trim(),
+            &self.sandboxd,
+            &self.cfg.ro_binds,
+            seccomp_fd,
+            bwrap::Payload::Offline(argv),
+        ))
+        .env_clear()
+        .envs(env)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+        let keep = [seccomp_fd];
+        // SAFETY: `enter_machine` makes only async-signal-safe calls.
+        unsafe {
+            cmd.pre_exec(move || enter_machine(-1, &[], &keep, uid));
+        }
         let child = cmd.spawn().map_err(|e| ProviderError::Host(format!("bwrap: {e}")))?;
+        drop(seccomp);
         match tokio::time::timeout(OFFLINE_TIMEOUT, child.wait_with_output()).await {
             Ok(out) => {
                 let out = out?;
@@ -312,19 +552,57 @@ impl LocalProvider {
     }
 }
 
+/// Writes the generated `/etc` files bwrap binds.
+fn write_etc(layout: &Layout, hostname: &str) -> io::Result<()> {
+    for (name, content) in bwrap::etc_files(hostname) {
+        fs::write(layout.etc().join(name), content)?;
+    }
+    Ok(())
+}
+
+/// Removes a machine's disk (an ephemeral machine starts on a new one); it must not be mounted.
+fn remove_disk(layout: &Layout) -> io::Result<()> {
+    match disk::kind(layout) {
+        Some(disk::Kind::Image) => fs::remove_file(layout.image()),
+        Some(disk::Kind::Dir) => fs::remove_dir_all(layout.disk_dir()),
+        None => Ok(()),
+    }
+}
+
+/// Kills a machine's processes: its cgroup when it has one, else its
+/// PID namespace (killing the namespace's init ends every process in it).
+async fn kill(layout: &Layout, cgroup: Option<&Cgroup>) {
+    if let Some(pid) = init_pid(layout) {
+        // SAFETY: plain kill(2) of a pid checked to be this machine's bwrap.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        for _ in 0..500 {
+            if !is_bwrap(pid) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+    if let Some(cg) = cgroup {
+        cg.kill_all();
+        cg.remove();
+    }
+    let _ = fs::remove_file(layout.info());
+    let _ = fs::remove_file(layout.socket());
+}
+
 fn sandbox_url(lease: &Lease) -> String {
     format!("http://{}", lease.sandbox_ip)
 }
 
 fn log_tail(path: &Path) -> String {
-    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let text = fs::read_to_string(path).unwrap_or_default();
     let lines: Vec<&str> = text.lines().rev().take(5).collect();
     lines.into_iter().rev().collect::<Vec<_>>().join(" | ")
 }
 
 /// The host pid of a machine's bwrap init, from bwrap's `--info-fd` output.
 fn init_pid(layout: &Layout) -> Option<i32> {
-    let text = std::fs::read_to_string(layout.info()).ok()?;
+    let text = fs::read_to_string(layout.info()).ok()?;
     let value: serde_json::Value = serde_json::from_str(&text).ok()?;
     let pid = i32::try_from(value.get("child-pid")?.as_i64()?).ok()?;
     is_bwrap(pid).then_some(pid)
@@ -332,9 +610,22 @@ fn init_pid(layout: &Layout) -> Option<i32> {
 
 /// Guards against a recycled pid: only ever signal a bwrap process.
 fn is_bwrap(pid: i32) -> bool {
-    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else { return false };
+    let Ok(cmdline) = fs::read(format!("/proc/{pid}/cmdline")) else { return false };
     let argv0 = cmdline.split(|b| *b == 0).next().unwrap_or_default();
     argv0.ends_with(b"bwrap")
+}
+
+/// The machine's supervisor as the host sees it: the one child of the
+/// machine's init (bwrap's reaper), running as the machine's uid. Read from
+/// `/proc` once per start or reattach; every connection then compares the
+/// socket's peer with it.
+fn supervisor_peer(layout: &Layout, uid: u32) -> Option<Peer> {
+    let init = init_pid(layout)?;
+    let children = fs::read_to_string(format!("/proc/{init}/task/{init}/children")).ok()?;
+    let pid: i32 = children.split_whitespace().next()?.parse().ok()?;
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let real_uid: u32 = status.lines().find_map(|l| l.strip_prefix("Uid:"))?.split_whitespace().next()?.parse().ok()?;
+    (real_uid == uid).then_some(Peer { uid, pid })
 }
 
 impl SandboxProvider for LocalProvider {
@@ -347,15 +638,19 @@ impl SandboxProvider for LocalProvider {
             // A machine still up (say, a start that lost its caller) is stopped first.
             self.stop_machine(spec.id).await;
             let layout = self.layout(spec.id);
-            if !spec.persistent {
-                let _ = std::fs::remove_dir_all(layout.disk());
-            }
-            self.prepare_disk(&layout, &spec.hostname)?;
-            let lease = self.net.create(spec.id, spec.network == NetworkPolicy::Unrestricted).await?;
+            let uid = self.prepare_disk(spec.id, &layout, &spec.hostname, !spec.persistent).await?;
+            let lease = match self.net.create(spec.id, spec.network == NetworkPolicy::Unrestricted).await {
+                Ok(l) => l,
+                Err(e) => {
+                    self.stop_machine(spec.id).await;
+                    return Err(e.into());
+                }
+            };
             let proxy = match self.open_proxy(spec.id, &lease, &spec.network).await {
                 Ok(p) => p,
                 Err(e) => {
                     self.net.release(&lease).await;
+                    self.stop_machine(spec.id).await;
                     return Err(e.into());
                 }
             };
@@ -368,11 +663,14 @@ impl SandboxProvider for LocalProvider {
                 None => None,
             };
             let url = sandbox_url(&lease);
-            let launched = self.launch(spec, &layout, &lease, cgroup.as_ref()).await;
+            let launched = self.launch(spec, &layout, &lease, cgroup.as_ref(), uid).await;
             self.put_live(spec.id, Live { lease, proxy });
-            if let Err(e) = launched {
-                self.stop_machine(spec.id).await;
-                return Err(e);
+            match launched {
+                Ok(peer) => self.set_peer(spec.id, Some(peer)),
+                Err(e) => {
+                    self.stop_machine(spec.id).await;
+                    return Err(e);
+                }
             }
             Ok(Started { url: Some(url) })
         })
@@ -381,7 +679,11 @@ impl SandboxProvider for LocalProvider {
     fn reattach<'a>(&'a self, spec: &'a MachineSpec) -> BoxFut<'a, ProviderResult<bool>> {
         Box::pin(async move {
             let layout = self.layout(spec.id);
-            let alive = Supervisor::new(layout.socket()).ping().await.is_ok();
+            let peer = owner::recorded(&layout.owner()).and_then(|uid| supervisor_peer(&layout, uid));
+            let alive = match peer {
+                Some(p) => Supervisor::new(layout.socket()).with_peer(p).ping().await.is_ok(),
+                None => false,
+            };
             let lease = self.net.adopt(spec.id);
             let (true, Some(lease)) = (alive, lease) else {
                 self.stop_machine(spec.id).await;
@@ -389,6 +691,7 @@ impl SandboxProvider for LocalProvider {
             };
             let proxy = self.open_proxy(spec.id, &lease, &spec.network).await?;
             self.put_live(spec.id, Live { lease, proxy });
+            self.set_peer(spec.id, peer);
             Ok(true)
         })
     }
@@ -413,16 +716,20 @@ impl SandboxProvider for LocalProvider {
     fn checkpoint(&self, id: Uuid) -> BoxFut<'_, ProviderResult<CheckpointInfo>> {
         Box::pin(async move {
             let layout = self.layout(id);
+            let _lock = disk::lock(&layout).await?;
+            let unit = disk::unit(&layout).ok_or_else(|| ProviderError::Host("the machine has no disk".into()))?;
+            // A snapshot of a mounted image could catch it mid-write: the machine is stopped, so nothing is.
+            disk::unmount(&layout.mount());
             let info = CheckpointInfo { id: Uuid::now_v7().to_string(), at: OffsetDateTime::now_utc() };
             let fresh = layout.root.join(format!("checkpoint-{}", info.id));
-            self.checkpointer.snapshot(&layout.disk(), &fresh).await?;
+            self.checkpointer.snapshot(&unit, &fresh).await?;
             let old = layout.checkpoint();
-            if old.exists() {
+            if fs::symlink_metadata(&old).is_ok() {
                 let doomed = layout.root.join("checkpoint-old");
-                let _ = tokio::fs::remove_dir_all(&doomed).await;
+                let _ = checkpoint::remove_any_async(&doomed).await;
                 tokio::fs::rename(&old, &doomed).await?;
                 tokio::fs::rename(&fresh, &old).await?;
-                let _ = tokio::fs::remove_dir_all(&doomed).await;
+                let _ = checkpoint::remove_any_async(&doomed).await;
             } else {
                 tokio::fs::rename(&fresh, &old).await?;
             }
@@ -435,10 +742,13 @@ impl SandboxProvider for LocalProvider {
     fn restore(&self, id: Uuid) -> BoxFut<'_, ProviderResult<()>> {
         Box::pin(async move {
             let layout = self.layout(id);
-            if !layout.checkpoint().is_dir() {
+            if fs::symlink_metadata(layout.checkpoint()).is_err() {
                 return Err(ProviderError::NoCheckpoint);
             }
-            self.checkpointer.restore(&layout.checkpoint(), &layout.disk()).await?;
+            let _lock = disk::lock(&layout).await?;
+            let unit = disk::unit(&layout).ok_or_else(|| ProviderError::Host("the machine has no disk".into()))?;
+            disk::unmount(&layout.mount());
+            self.checkpointer.restore(&layout.checkpoint(), &unit).await?;
             Ok(())
         })
     }
@@ -447,17 +757,22 @@ impl SandboxProvider for LocalProvider {
         Box::pin(async move {
             self.stop_machine(id).await;
             let layout = self.layout(id);
+            if let Some(uid) = owner::recorded(&layout.owner()) {
+                self.owners.release(id, uid);
+            }
             let _ = tokio::fs::remove_dir_all(&layout.root).await;
-            let _ = tokio::fs::remove_dir_all(layout.run()).await;
+            if !disk::is_mounted(&layout.mount()) {
+                let _ = tokio::fs::remove_dir_all(layout.run()).await;
+            }
         })
     }
 
     fn state(&self, id: Uuid) -> BoxFut<'_, MachineState> {
         Box::pin(async move {
             let layout = self.layout(id);
-            if Supervisor::new(layout.socket()).ping().await.is_ok() {
+            if self.supervisor(id).ping().await.is_ok() {
                 MachineState::Running
-            } else if layout.disk().is_dir() {
+            } else if disk::kind(&layout).is_some() {
                 MachineState::Stopped
             } else {
                 MachineState::Missing
@@ -472,10 +787,22 @@ impl SandboxProvider for LocalProvider {
     fn let_go(&self, id: Uuid) {
         // Dropping a proxy's handle closes its listener.
         self.take_live(id);
+        self.set_peer(id, None);
     }
 
     fn supervisor(&self, id: Uuid) -> Supervisor {
-        Supervisor::new(self.layout(id).socket())
+        let layout = self.layout(id);
+        let peer = self.peer(id).or_else(|| {
+            let found = owner::recorded(&layout.owner()).and_then(|uid| supervisor_peer(&layout, uid));
+            if let Some(p) = found
+                && self.live.lock().unwrap_or_else(|p| p.into_inner()).contains_key(&id)
+            {
+                self.set_peer(id, Some(p));
+            }
+            found
+        });
+        // Never an unchecked supervisor: without one found, no listener matches.
+        Supervisor::new(layout.socket()).with_peer(peer.unwrap_or(Peer { uid: u32::MAX, pid: -1 }))
     }
 
     fn exec_offline<'a>(
@@ -492,23 +819,43 @@ fn limits(l: &Limits) -> cgroup::Limits {
     cgroup::Limits { memory_bytes: l.memory_bytes, cpu_millis: l.cpu_millis, pids: l.pids }
 }
 
-/// Stops every machine under `machines_dir` and frees their network, without
-/// a running server (tests' teardown, an operator's cleanup).
+/// Stops every machine under `machines_dir` and frees their network, mounts
+/// and uids, without a running server (tests' teardown, an operator's
+/// cleanup).
 pub fn purge_blocking(machines_dir: &Path, run_dir: &Path, lease_dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(machines_dir) else { return };
-    let cgroups = Cgroups::detect();
+    let Ok(entries) = fs::read_dir(machines_dir) else { return };
     for entry in entries.flatten() {
         let Some(id) = entry.file_name().to_str().and_then(|s| s.parse::<Uuid>().ok()) else { continue };
+        stop_blocking(machines_dir, run_dir, lease_dir, id);
         let layout = Layout::new(machines_dir, run_dir, id);
-        if let Some(pid) = init_pid(&layout) {
-            // SAFETY: plain kill(2) of a pid checked to be this machine's bwrap.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+        if let Some(uid) = owner::recorded(&layout.owner()) {
+            Owners::new(lease_dir, 0).release(id, uid);
         }
-        if let Some(cg) = cgroups.as_ref().and_then(|c| c.open(&id.to_string())) {
-            cg.kill_all();
-            cg.remove();
+    }
+}
+
+/// Stops one machine without a running server: its processes, cgroups,
+/// disk mount and network. The disk itself stays.
+pub fn stop_blocking(machines_dir: &Path, run_dir: &Path, lease_dir: &Path, id: Uuid) {
+    let layout = Layout::new(machines_dir, run_dir, id);
+    if let Some(pid) = init_pid(&layout) {
+        // SAFETY: plain kill(2) of a pid checked to be this machine's bwrap.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+        for _ in 0..500 {
+            if !is_bwrap(pid) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
         }
-        net::release_blocking(lease_dir, id);
-        let _ = std::fs::remove_dir_all(layout.run());
+    }
+    if let Some(cg) = Cgroups::detect().as_ref().and_then(|c| c.open(&id.to_string())) {
+        cg.kill_all();
+        cg.remove();
+    }
+    net::release_blocking(lease_dir, id);
+    disk::unmount(&layout.mount());
+    let _ = fs::remove_file(layout.info());
+    if !disk::is_mounted(&layout.mount()) {
+        let _ = fs::remove_dir_all(layout.run());
     }
 }

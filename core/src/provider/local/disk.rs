@@ -1,0 +1,476 @@
+//! A machine's disk: `/home/agent` and `/workspace` together, owned on the
+//! host by the machine's own uid, mounted `nosuid,nodev`, and limited in size.
+//!
+//! With `sandbox.disk_mb` (default 10240) the disk is an ext4 filesystem in
+//! a sparse image file (`<machine>/disk.img`): writes past the size fail
+//! inside with ENOSPC and nothing outside changes. Directory quotas would be
+//! cheaper, but this kernel has no quota support at all (`CONFIG_QUOTA` is
+//! off: XFS and ext4 project quotas refuse to mount), and btrfs qgroups
+//! answer EDQUOT rather than ENOSPC. With 0 the disk is a plain directory
+//! (`<machine>/disk`), bind-mounted. Either way it is mounted at
+//! `<run>/<machine>/disk`, a short path under the run directory, so that
+//! bwrap, started as the machine's uid, can reach it without the sandbox
+//! directory itself being open to other users.
+//!
+//! New images are not formatted on the start path: one template per size is
+//! made once with `mkfs.ext4` (about 50 ms), and a couple of sparse copies of
+//! it are kept ready (`<machines>/.images`), refilled in the background. A
+//! start renames one into place and mounts it: a loop device set up
+//! in-process (`LOOP_CONFIGURE`, freed automatically at unmount) and one
+//! mount(2). Mounts use `noinit_itable` (no background zeroing of inode
+//! tables, which would write a tenth of the image) and `discard` (files
+//! deleted inside give their blocks back to the host).
+
+use std::ffi::CString;
+use std::fs::{self, File, OpenOptions};
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use super::bwrap::Layout;
+
+/// Ready-made images kept per size.
+const SPARES: usize = 2;
+
+const LOOP_CTL_GET_FREE: libc::c_ulong = 0x4C82;
+const LOOP_CONFIGURE: libc::c_ulong = 0x4C0A;
+const LO_FLAGS_READ_ONLY: u32 = 1;
+const LO_FLAGS_AUTOCLEAR: u32 = 4;
+
+/// `struct loop_info64`.
+#[repr(C)]
+struct LoopInfo64 {
+    lo_device: u64,
+    lo_inode: u64,
+    lo_rdevice: u64,
+    lo_offset: u64,
+    lo_sizelimit: u64,
+    lo_number: u32,
+    lo_encrypt_type: u32,
+    lo_encrypt_key_size: u32,
+    lo_flags: u32,
+    lo_file_name: [u8; 64],
+    lo_crypt_name: [u8; 64],
+    lo_encrypt_key: [u8; 32],
+    lo_init: [u64; 2],
+}
+
+/// `struct loop_config`.
+#[repr(C)]
+struct LoopConfig {
+    fd: u32,
+    block_size: u32,
+    info: LoopInfo64,
+    reserved: [u64; 8],
+}
+
+/// How a machine's disk is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A sized ext4 image.
+    Image,
+    /// A plain directory (no size limit).
+    Dir,
+}
+
+/// The kind of disk a machine has, if it has one.
+pub fn kind(layout: &Layout) -> Option<Kind> {
+    if layout.image().is_file() {
+        Some(Kind::Image)
+    } else if layout.disk_dir().is_dir() {
+        Some(Kind::Dir)
+    } else {
+        None
+    }
+}
+
+/// The unit a checkpoint copies: the image file, or the directory.
+pub fn unit(layout: &Layout) -> Option<PathBuf> {
+    match kind(layout)? {
+        Kind::Image => Some(layout.image()),
+        Kind::Dir => Some(layout.disk_dir()),
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Disks {
+    /// 0: directories, no limit.
+    size_mb: u64,
+    images: PathBuf,
+    refilling: Arc<AtomicBool>,
+}
+
+impl Disks {
+    /// Checks what sized disks need (`mkfs.ext4`, loop devices).
+    pub fn new(machines_dir: &Path, size_mb: u64) -> Result<Disks, String> {
+        let images = machines_dir.join(".images");
+        if size_mb > 0 {
+            if super::which("mkfs.ext4").is_none() {
+                return Err("sandbox.disk_mb needs mkfs.ext4: install e2fsprogs (or set sandbox.disk_mb = 0 for \
+                            disks without a size limit)"
+                    .into());
+            }
+            if !Path::new("/dev/loop-control").exists() {
+                return Err("sandbox.disk_mb needs loop devices (/dev/loop-control is missing: load the loop \
+                            module, or set sandbox.disk_mb = 0 for disks without a size limit)"
+                    .into());
+            }
+            fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&images)
+                .map_err(|e| format!("{}: {e}", images.display()))?;
+        }
+        let disks = Disks { size_mb, images, refilling: Arc::new(AtomicBool::new(false)) };
+        disks.drop_other_sizes();
+        Ok(disks)
+    }
+
+    pub fn size_mb(&self) -> u64 {
+        self.size_mb
+    }
+
+    /// Creates the disk when the machine has none (an image when sizes are
+    /// on, else a directory owned by `uid`), then mounts it read-write.
+    /// Returns the kind and whether it was created now.
+    pub fn attach(&self, layout: &Layout, uid: u32) -> io::Result<(Kind, bool)> {
+        unmount(&layout.mount());
+        let (kind, created) = match kind(layout) {
+            Some(k) => (k, false),
+            None if self.size_mb > 0 => {
+                self.take_image(&layout.image())?;
+                (Kind::Image, true)
+            }
+            None => {
+                fs::DirBuilder::new().mode(0o700).create(layout.disk_dir())?;
+                std::os::unix::fs::chown(layout.disk_dir(), Some(uid), Some(uid))?;
+                (Kind::Dir, true)
+            }
+        };
+        mount(layout, kind, false)?;
+        Ok((kind, created))
+    }
+
+    /// A new image at `dst`: a spare when one is ready, else a copy of the template made now.
+    fn take_image(&self, dst: &Path) -> io::Result<()> {
+        let prefix = format!("spare-{}-", self.size_mb);
+        if let Ok(entries) = fs::read_dir(&self.images) {
+            for entry in entries.flatten() {
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                if name.starts_with(&prefix) && name.ends_with(".img") && fs::rename(entry.path(), dst).is_ok() {
+                    self.refill();
+                    return Ok(());
+                }
+            }
+        }
+        let template = self.template()?;
+        copy_sparse(&template, dst)?;
+        self.refill();
+        Ok(())
+    }
+
+    /// The formatted, empty image of this size, made once.
+    fn template(&self) -> io::Result<PathBuf> {
+        let template = self.images.join(format!("template-{}.img", self.size_mb));
+        if template.is_file() {
+            return Ok(template);
+        }
+        let tmp = self.images.join(format!("template-{}.{}.tmp", self.size_mb, uuid::Uuid::new_v4().simple()));
+        let made = format_image(&tmp, self.size_mb).and_then(|()| fs::rename(&tmp, &template));
+        if made.is_err() {
+            let _ = fs::remove_file(&tmp);
+        }
+        made.map(|()| template)
+    }
+
+    /// Tops the spares up in the background (one refill at a time).
+    fn refill(&self) {
+        if self.refilling.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let this = self.clone();
+        std::thread::spawn(move || {
+            let result = (|| -> io::Result<()> {
+                let template = this.template()?;
+                let prefix = format!("spare-{}-", this.size_mb);
+                let ready = fs::read_dir(&this.images)?
+                    .flatten()
+                    .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+                    .filter(|e| e.file_name().to_string_lossy().ends_with(".img"))
+                    .count();
+                for _ in ready..SPARES {
+                    let name = format!("{prefix}{}", uuid::Uuid::new_v4().simple());
+                    let tmp = this.images.join(format!("{name}.tmp"));
+                    copy_sparse(&template, &tmp)?;
+                    fs::rename(&tmp, this.images.join(format!("{name}.img")))?;
+                }
+                Ok(())
+            })();
+            if let Err(e) = result {
+                tracing::warn!("preparing spare sandbox disks: {e}");
+            }
+            this.refilling.store(false, Ordering::Release);
+        });
+    }
+
+    /// Spares and templates of another size are of no use any more.
+    fn drop_other_sizes(&self) {
+        let Ok(entries) = fs::read_dir(&self.images) else { return };
+        let keep = [format!("spare-{}-", self.size_mb), format!("template-{}.", self.size_mb)];
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if !keep.iter().any(|k| name.starts_with(k)) {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
+/// Formats a sparse image of `size_mb` at `path`.
+fn format_image(path: &Path, size_mb: u64) -> io::Result<()> {
+    let file = OpenOptions::new().create_new(true).write(true).mode_0600().open(path)?;
+    file.set_len(size_mb << 20)?;
+    drop(file);
+    let out = Command::new(super::which("mkfs.ext4").unwrap_or_else(|| "mkfs.ext4".into()))
+        // No blocks reserved for root: inside, the whole disk is the agent's.
+        .args(["-q", "-F", "-m", "0", "-L", "acs-disk", "-E", "lazy_itable_init=1,lazy_journal_init=1"])
+        .arg(path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()?;
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(io::Error::other(format!("mkfs.ext4: {}", String::from_utf8_lossy(&out.stderr).trim())))
+}
+
+trait Mode0600 {
+    fn mode_0600(&mut self) -> &mut Self;
+}
+
+impl Mode0600 for OpenOptions {
+    fn mode_0600(&mut self) -> &mut Self {
+        std::os::unix::fs::OpenOptionsExt::mode(self, 0o600)
+    }
+}
+
+/// Copies a sparse file keeping its holes (and sharing blocks where the filesystem can).
+pub fn copy_sparse(src: &Path, dst: &Path) -> io::Result<()> {
+    let out = Command::new("cp")
+        .args(["--sparse=always", "--reflink=auto", "--no-target-directory", "--"])
+        .arg(src)
+        .arg(dst)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .output()?;
+    if out.status.success() {
+        fs::set_permissions(dst, fs::Permissions::from_mode(0o600))?;
+        return Ok(());
+    }
+    let _ = fs::remove_file(dst);
+    Err(io::Error::other(format!("cp {}: {}", src.display(), String::from_utf8_lossy(&out.stderr).trim())))
+}
+
+fn cstring(path: &Path) -> io::Result<CString> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))
+}
+
+/// Mounts the disk at `layout.mount()`, `nosuid,nodev` (and read-only when asked).
+pub fn mount(layout: &Layout, kind: Kind, read_only: bool) -> io::Result<()> {
+    let target = layout.mount();
+    fs::DirBuilder::new().recursive(true).mode(0o711).create(&target)?;
+    let ro = if read_only { libc::MS_RDONLY } else { 0 };
+    match kind {
+        Kind::Image => {
+            let device = attach_loop(&layout.image(), read_only)?;
+            // Read-only mounts skip the journal: a disk cut short by a crash still reads (as last committed).
+            let data = if read_only { "noload" } else { "noinit_itable,discard" };
+            let (src, dst, fstype, data) =
+                (cstring(&device.path)?, cstring(&target)?, CString::from(c"ext4"), CString::new(data)?);
+            // SAFETY: valid C strings; the loop device stays attached until this mount goes (autoclear).
+            let rc = unsafe {
+                libc::mount(
+                    src.as_ptr(),
+                    dst.as_ptr(),
+                    fstype.as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOATIME | ro,
+                    data.as_ptr().cast(),
+                )
+            };
+            if rc != 0 {
+                return Err(io::Error::other(format!("mounting the disk image: {}", io::Error::last_os_error())));
+            }
+        }
+        Kind::Dir => {
+            let (src, dst) = (cstring(&layout.disk_dir())?, cstring(&target)?);
+            // SAFETY: valid C strings; a bind, then its flags (a bind ignores flags on creation).
+            unsafe {
+                if libc::mount(src.as_ptr(), dst.as_ptr(), std::ptr::null(), libc::MS_BIND, std::ptr::null()) != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                let flags = libc::MS_BIND | libc::MS_REMOUNT | libc::MS_NOSUID | libc::MS_NODEV | ro;
+                if libc::mount(std::ptr::null(), dst.as_ptr(), std::ptr::null(), flags, std::ptr::null()) != 0 {
+                    let e = io::Error::last_os_error();
+                    libc::umount2(dst.as_ptr(), libc::MNT_DETACH);
+                    return Err(e);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+struct LoopDevice {
+    path: PathBuf,
+    /// Held until the mount takes its own reference; dropping it alone frees the device (autoclear).
+    _file: File,
+}
+
+/// Attaches `image` to a free loop device.
+fn attach_loop(image: &Path, read_only: bool) -> io::Result<LoopDevice> {
+    let backing = OpenOptions::new().read(true).write(!read_only).open(image)?;
+    let control = OpenOptions::new().read(true).write(true).open("/dev/loop-control")?;
+    let mut flags = LO_FLAGS_AUTOCLEAR;
+    if read_only {
+        flags |= LO_FLAGS_READ_ONLY;
+    }
+    for _ in 0..64 {
+        // SAFETY: an ioctl without arguments on a descriptor this function owns.
+        let n = unsafe { libc::ioctl(control.as_raw_fd(), LOOP_CTL_GET_FREE) };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let path = PathBuf::from(format!("/dev/loop{n}"));
+        let device = match OpenOptions::new().read(true).write(!read_only).open(&path) {
+            Ok(d) => d,
+            // Another server took it and it went between the two calls: ask again.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
+        // SAFETY: plain data; all-zero is a valid value of both structs.
+        let mut config: LoopConfig = unsafe { std::mem::zeroed() };
+        config.fd = u32::try_from(backing.as_raw_fd()).map_err(io::Error::other)?;
+        config.info.lo_flags = flags;
+        // SAFETY: LOOP_CONFIGURE reads a `struct loop_config` that outlives the call.
+        if unsafe { libc::ioctl(device.as_raw_fd(), LOOP_CONFIGURE, &config as *const LoopConfig) } == 0 {
+            return Ok(LoopDevice { path, _file: device });
+        }
+        let e = io::Error::last_os_error();
+        // Taken by someone else between the two calls: ask for another.
+        if e.raw_os_error() != Some(libc::EBUSY) {
+            return Err(e);
+        }
+    }
+    Err(io::Error::other("no free loop device"))
+}
+
+/// Detaches the mount at `target`, if any (lazily: a process still inside
+/// keeps it until it leaves); an image's loop device goes with it.
+pub fn unmount(target: &Path) {
+    let Ok(c) = cstring(target) else { return };
+    for _ in 0..100 {
+        // SAFETY: a valid C string.
+        if unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) } != 0 {
+            // EINVAL: nothing (more) is mounted there.
+            return;
+        }
+    }
+}
+
+/// Whether something is mounted at `target`.
+pub fn is_mounted(target: &Path) -> bool {
+    let Ok(table) = fs::read_to_string("/proc/self/mountinfo") else { return false };
+    let want = target.as_os_str().as_bytes();
+    table.lines().any(|line| line.split(' ').nth(4).is_some_and(|p| unescape(p) == want))
+}
+
+/// Mount points in mountinfo escape space, tab, newline and backslash as `\ooo`.
+fn unescape(field: &str) -> Vec<u8> {
+    let b = field.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'\\'
+            && i + 3 < b.len()
+            && let Ok(v) = u8::from_str_radix(&field[i + 1..i + 4], 8)
+        {
+            out.push(v);
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Holds a machine's disk lock (an flock, so replicas on one host exclude
+/// each other too) until dropped: mounting, unmounting, snapshots and
+/// offline reads never overlap.
+pub struct DiskLock {
+    _file: File,
+}
+
+pub async fn lock(layout: &Layout) -> io::Result<DiskLock> {
+    let path = layout.root.join("disk.lock");
+    let file = OpenOptions::new().create(true).truncate(false).write(true).mode_0600().open(path)?;
+    loop {
+        // SAFETY: flock on a descriptor owned here.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return Ok(DiskLock { _file: file });
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EWOULDBLOCK) && e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+/// The owner of the mounted disk's root.
+pub fn mounted_owner(layout: &Layout) -> io::Result<u32> {
+    Ok(fs::metadata(layout.mount())?.uid())
+}
+
+/// Gives the mounted disk to `uid` (its root 0700) and makes sure it has
+/// `home` and `workspace`.
+pub fn settle(layout: &Layout, uid: u32) -> io::Result<()> {
+    let root = layout.mount();
+    if fs::metadata(&root)?.uid() != uid {
+        super::owner::reown(&root, uid)?;
+    }
+    fs::set_permissions(&root, fs::Permissions::from_mode(0o700))?;
+    // ext4's own: nothing of the machine's, and the agent cannot use it as root could.
+    let lost = root.join("lost+found");
+    if lost.is_dir() {
+        let _ = fs::remove_dir(&lost);
+    }
+    for dir in [layout.home(), layout.workspace()] {
+        if !dir.is_dir() {
+            fs::create_dir(&dir)?;
+            std::os::unix::fs::chown(&dir, Some(uid), Some(uid))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mountinfo_paths_are_unescaped() {
+        assert_eq!(unescape("/run/acs/a\\040b"), b"/run/acs/a b");
+        assert_eq!(unescape("/plain"), b"/plain");
+        assert_eq!(unescape("/tail\\"), b"/tail\\");
+    }
+}
