@@ -26,7 +26,7 @@ pub fn main() {
         Ok(cli::Mode::Serve { socket }) => run_daemon(Listen::Path(&socket)),
         Ok(cli::Mode::Inherited { fd, watchdog_seconds }) => {
             let watchdog = (watchdog_seconds > 0).then(|| Duration::from_secs(watchdog_seconds));
-            match harden(fd) {
+            match harden(fd).and_then(|()| become_init(fd)) {
                 Ok(()) => run_daemon(Listen::Fd(fd, watchdog)),
                 Err(e) => {
                     eprintln!("sandboxd: {e}");
@@ -68,6 +68,42 @@ fn harden(listen_fd: i32) -> std::io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// As the first process of the machine's PID namespace (bwrap `--as-pid-1`),
+/// splits in two before any thread exists: this process stays init, reaping
+/// every orphan the agent leaves (and nothing else), and exits with the
+/// daemon's status; the child returns and runs the daemon. Both are
+/// non-dumpable, so the agent, though the same uid, can touch neither (a
+/// bwrap reaper would be an ordinary process holding the machine's log).
+fn become_init(listen_fd: i32) -> std::io::Result<()> {
+    if std::process::id() != 1 {
+        return Ok(());
+    }
+    // SAFETY: no thread has been started yet, so fork is safe; the parent only calls close and waitpid.
+    let daemon = unsafe { libc::fork() };
+    if daemon < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if daemon == 0 {
+        return Ok(());
+    }
+    // SAFETY: close and waitpid on this process's own descriptor and children.
+    unsafe {
+        libc::close(listen_fd);
+        loop {
+            let mut status = 0;
+            let pid = libc::waitpid(-1, &mut status, 0);
+            if pid == daemon {
+                let code =
+                    if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { 128 + libc::WTERMSIG(status) };
+                std::process::exit(code);
+            }
+            if pid < 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ECHILD) {
+                std::process::exit(1);
+            }
+        }
+    }
 }
 
 /// A current-thread runtime: sandboxd idles almost always, and memory per sandbox matters more than throughput.

@@ -198,7 +198,14 @@ pub fn args(
         let inside = format!("/etc/{name}");
         push(&[&"--ro-bind", &host, &inside]);
     }
-    push(&[&"--proc", &"/proc", &"--dev", &"/dev", &"--tmpfs", &"/tmp", &"--dir", &"/run"]);
+    push(&[&"--proc", &"/proc"]);
+    // Kernel interfaces under /proc stay read-only whatever the host's modes
+    // (bwrap covers them only when it finds them writable).
+    for name in ["sys", "sysrq-trigger", "irq", "bus", "fs"] {
+        let path = format!("/proc/{name}");
+        push(&[&"--ro-bind-try", &path, &path]);
+    }
+    push(&[&"--dev", &"/dev", &"--tmpfs", &"/tmp", &"--dir", &"/run"]);
     let bind = if offline { "--ro-bind" } else { "--bind" };
     push(&[&bind, &layout.home(), &"/home/agent", &bind, &layout.workspace(), &"/workspace"]);
     for (host, inside) in ro_binds {
@@ -210,7 +217,18 @@ pub fn args(
     match payload {
         Payload::Supervisor { listen_fd, info_fd, watchdog_seconds } => {
             let (info, listen, watchdog) = (info_fd.to_string(), listen_fd.to_string(), watchdog_seconds.to_string());
-            push(&[&"--info-fd", &info, &SANDBOXD_PATH, &"--listen-fd", &listen, &"--watchdog", &watchdog]);
+            // The supervisor is the namespace's init itself (it reaps orphans): no bwrap reaper
+            // the agent could trace, holding the machine's log.
+            push(&[
+                &"--as-pid-1",
+                &"--info-fd",
+                &info,
+                &SANDBOXD_PATH,
+                &"--listen-fd",
+                &listen,
+                &"--watchdog",
+                &watchdog,
+            ]);
         }
         Payload::Offline(argv) => {
             a.push("--".into());
@@ -244,6 +262,7 @@ mod tests {
         assert!(pair(&a, "--seccomp", "9"));
         assert!(pair(&a, "--info-fd", "8"));
         assert!(a.iter().any(|s| s == "--disable-userns"));
+        assert!(a.windows(3).any(|w| w[0] == "--ro-bind-try" && w[1] == "/proc/sys" && w[2] == "/proc/sys"));
         assert!(pair(&a, "--hostname", "acs-1234abcd-box"));
         assert!(pair(&a, "--cap-drop", "ALL"));
         assert!(pair(&a, "--uid", "1000"));
@@ -252,7 +271,8 @@ mod tests {
         assert!(a.windows(3).any(|w| w[0] == "--ro-bind" && w[1] == format!("{run}/etc/passwd")));
         // It must outlive the server (reattach) and keep the netns it is put in.
         assert!(!a.iter().any(|s| s == "--die-with-parent" || s == "--unshare-net" || s == "--unshare-all"));
-        assert_eq!(a[a.len() - 5..], ["/opt/acs/sandboxd", "--listen-fd", "7", "--watchdog", "3600"]);
+        let tail = ["--as-pid-1", "--info-fd", "8", "/opt/acs/sandboxd", "--listen-fd", "7", "--watchdog", "3600"];
+        assert_eq!(a[a.len() - tail.len()..], tail);
     }
 
     #[test]

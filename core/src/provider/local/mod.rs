@@ -573,10 +573,10 @@ fn remove_disk(layout: &Layout) -> io::Result<()> {
 /// PID namespace (killing the namespace's init ends every process in it).
 async fn kill(layout: &Layout, cgroup: Option<&Cgroup>) {
     if let Some(pid) = init_pid(layout) {
-        // SAFETY: plain kill(2) of a pid checked to be this machine's bwrap.
+        // SAFETY: plain kill(2) of a pid checked to be this machine's init.
         unsafe { libc::kill(pid, libc::SIGKILL) };
         for _ in 0..500 {
-            if !is_bwrap(pid) {
+            if !is_machine_init(pid) {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(2)).await;
@@ -600,32 +600,38 @@ fn log_tail(path: &Path) -> String {
     lines.into_iter().rev().collect::<Vec<_>>().join(" | ")
 }
 
-/// The host pid of a machine's bwrap init, from bwrap's `--info-fd` output.
+/// The host pid of a machine's init, from bwrap's `--info-fd` output.
 fn init_pid(layout: &Layout) -> Option<i32> {
     let text = fs::read_to_string(layout.info()).ok()?;
     let value: serde_json::Value = serde_json::from_str(&text).ok()?;
     let pid = i32::try_from(value.get("child-pid")?.as_i64()?).ok()?;
-    is_bwrap(pid).then_some(pid)
+    is_machine_init(pid).then_some(pid)
 }
 
-/// Guards against a recycled pid: only ever signal a bwrap process.
-fn is_bwrap(pid: i32) -> bool {
+/// Guards against a recycled pid: only ever signal a machine's init (the
+/// supervisor, started by bwrap as the namespace's first process; bwrap's
+/// own reaper on machines started before it was).
+fn is_machine_init(pid: i32) -> bool {
     let Ok(cmdline) = fs::read(format!("/proc/{pid}/cmdline")) else { return false };
     let argv0 = cmdline.split(|b| *b == 0).next().unwrap_or_default();
-    argv0.ends_with(b"bwrap")
+    argv0.ends_with(b"bwrap") || argv0 == bwrap::SANDBOXD_PATH.as_bytes()
 }
 
-/// The machine's supervisor as the host sees it: the one child of the
-/// machine's init (bwrap's reaper), running as the machine's uid. Read from
-/// `/proc` once per start or reattach; every connection then compares the
-/// socket's peer with it.
+/// The machine's supervisor as the host sees it: the child of the
+/// machine's init that is pid 2 in the machine (the daemon the supervisor's
+/// init forked first; orphans the init adopts can never be 2 while it
+/// lives), running as the machine's uid. Read from `/proc` once per start or
+/// reattach; every connection then compares the socket's peer with it.
 fn supervisor_peer(layout: &Layout, uid: u32) -> Option<Peer> {
     let init = init_pid(layout)?;
     let children = fs::read_to_string(format!("/proc/{init}/task/{init}/children")).ok()?;
-    let pid: i32 = children.split_whitespace().next()?.parse().ok()?;
-    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let real_uid: u32 = status.lines().find_map(|l| l.strip_prefix("Uid:"))?.split_whitespace().next()?.parse().ok()?;
-    (real_uid == uid).then_some(Peer { uid, pid })
+    children.split_whitespace().filter_map(|c| c.parse::<i32>().ok()).find_map(|pid| {
+        let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let field = |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).map(str::to_owned);
+        let real_uid: u32 = field("Uid:")?.split_whitespace().next()?.parse().ok()?;
+        let inside = field("NSpid:")?.split_whitespace().last()?.to_owned();
+        (real_uid == uid && inside == "2").then_some(Peer { uid, pid })
+    })
 }
 
 impl SandboxProvider for LocalProvider {
@@ -839,10 +845,10 @@ pub fn purge_blocking(machines_dir: &Path, run_dir: &Path, lease_dir: &Path) {
 pub fn stop_blocking(machines_dir: &Path, run_dir: &Path, lease_dir: &Path, id: Uuid) {
     let layout = Layout::new(machines_dir, run_dir, id);
     if let Some(pid) = init_pid(&layout) {
-        // SAFETY: plain kill(2) of a pid checked to be this machine's bwrap.
+        // SAFETY: plain kill(2) of a pid checked to be this machine's init.
         unsafe { libc::kill(pid, libc::SIGKILL) };
         for _ in 0..500 {
-            if !is_bwrap(pid) {
+            if !is_machine_init(pid) {
                 break;
             }
             std::thread::sleep(Duration::from_millis(2));
