@@ -40,6 +40,23 @@ pub enum Command {
     /// The named agent runtimes (npm packages under `runtimes.dir`; docs/runtimes.md).
     #[command(subcommand)]
     Runtimes(RuntimesCommand),
+    /// Operator tools for the machines on this host (they read the configured database).
+    #[command(subcommand)]
+    Sandboxes(SandboxesCommand),
+}
+
+#[derive(Subcommand)]
+pub enum SandboxesCommand {
+    /// Every machine under `sandbox.dir`: whether it runs, its uid and disk, its database row
+    /// and owner, and what `reap` would do with it.
+    List,
+    /// Stop machines whose server is gone for good (disk kept) and remove machines no
+    /// database row names any more, freeing their network, cgroups and mounts.
+    Reap {
+        /// Show what would be done, change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -120,6 +137,7 @@ pub fn main() -> ExitCode {
             Command::Migrate => migrate(loaded).await,
             Command::Keys(KeysCommand::RotateMaster) => rotate_master(loaded).await,
             Command::Credits(c) => credits(loaded, c).await,
+            Command::Sandboxes(c) => sandboxes(loaded, c).await,
             Command::Config | Command::Runtimes(_) => unreachable!("handled above"),
         }
     });
@@ -175,6 +193,50 @@ async fn credits(loaded: Loaded, command: CreditsCommand) -> anyhow::Result<()> 
             let on = state == "on";
             let balance = credits::operator::set_comped(&db, &email, on).await?;
             println!("{email} is {}comped; balance {balance}", if on { "" } else { "no longer " });
+        }
+    }
+    Ok(())
+}
+
+async fn sandboxes(loaded: Loaded, command: SandboxesCommand) -> anyhow::Result<()> {
+    use acs_core::sandboxes::host::{self, Reaped};
+    let db = Db::connect(&loaded.config.database).await?;
+    db.migrate().await?;
+    let cfg = &loaded.config.sandbox;
+    match command {
+        SandboxesCommand::List => {
+            println!(
+                "{:<36} {:<8} {:<11} {:>9} {:<10} {:<36} verdict",
+                "id", "state", "uid", "disk MB", "row", "owner"
+            );
+            for m in host::survey(&db, cfg).await? {
+                let (row, owner) = match m.row {
+                    Some((status, owner)) => (status.as_str(), owner.map(|o| o.to_string()).unwrap_or_default()),
+                    None => ("-", String::new()),
+                };
+                println!(
+                    "{:<36} {:<8} {:<11} {:>9} {:<10} {:<36} {}",
+                    m.machine.id,
+                    if m.machine.running { "running" } else { "stopped" },
+                    m.machine.uid.map(|u| u.to_string()).unwrap_or_else(|| "-".into()),
+                    m.machine.disk_bytes.div_ceil(1 << 20),
+                    row,
+                    owner,
+                    m.verdict.as_str()
+                );
+            }
+        }
+        SandboxesCommand::Reap { dry_run } => {
+            let done = host::reap(&db, cfg, dry_run).await.map_err(|e| anyhow::anyhow!(e))?;
+            let would = if dry_run { "would be " } else { "" };
+            for (m, action) in &done {
+                let what = match action {
+                    Reaped::Stopped => "stopped (disk kept)",
+                    Reaped::Removed => "removed",
+                };
+                println!("{} {would}{what}: {}", m.machine.id, m.verdict.as_str());
+            }
+            println!("{} machine(s) {would}reaped", done.len());
         }
     }
     Ok(())

@@ -179,8 +179,31 @@ impl TestApp {
         self.restart().await;
     }
 
-    /// The running server's state, for checks the API deliberately cannot make
-    /// (secret values are write-only).
+    /// Stops the server cleanly (machines keep running), leaving the database
+    /// and directories to another process: an `acs` binary the test runs.
+    pub async fn stop(&mut self) {
+        if let Some(r) = self.running.take() {
+            r.shutdown().await.expect("clean shutdown");
+        }
+    }
+
+    /// Environment variables that give an `acs` process this server's database and directories.
+    pub fn config_env(&self) -> Vec<(String, String)> {
+        let c = &self.loaded.config;
+        [
+            ("ACS_DATABASE__URL", self.db_url.clone()),
+            ("ACS_SANDBOX__DIR", self.dir.join("sandboxes").display().to_string()),
+            ("ACS_SANDBOX__RUN_DIR", c.sandbox.run_dir.clone()),
+            ("ACS_SANDBOX__LEASE_DIR", c.sandbox.lease_dir.clone()),
+            ("ACS_SECRETS__MASTER_KEY_FILE", self.dir.join("acs.key").display().to_string()),
+            ("ACS_EMAIL__TRANSPORT", "file".into()),
+            ("ACS_EMAIL__OUTBOX_DIR", self.dir.join("outbox").display().to_string()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect()
+    }
+
     /// Where a machine's files are on the host (its disk is mounted at `.mount()` while it runs).
     pub fn machine_layout(&self, id: Uuid) -> acs::core::provider::local::bwrap::Layout {
         acs::core::provider::local::bwrap::Layout::new(
@@ -190,6 +213,8 @@ impl TestApp {
         )
     }
 
+    /// The running server's state, for checks the API deliberately cannot make
+    /// (secret values are write-only).
     pub fn state(&self) -> &acs::core::AppState {
         &self.running.as_ref().expect("server running").state
     }

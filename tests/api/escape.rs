@@ -55,6 +55,7 @@ crate::both!(
     the_supervisor_channel_cannot_be_touched,
     a_full_disk_stops_at_its_limit,
     a_machine_nobody_speaks_to_parks_itself,
+    a_killed_servers_machines_are_reaped,
 );
 
 async fn an_agent_is_an_unprivileged_stranger_on_the_host(b: Backend) {
@@ -292,4 +293,111 @@ async fn a_machine_nobody_speaks_to_parks_itself(b: Backend) {
     assert!(log.contains("no server has spoken to this machine"), "{log}");
     // Its disk is kept.
     assert!(app.machine_layout(id).image().is_file());
+}
+
+/// An `acs` process of the test's own, on `app`'s database and directories.
+fn acs(app: &TestApp) -> std::process::Command {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_acs"));
+    for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("ACS_")) {
+        c.env_remove(k);
+    }
+    c.envs(app.config_env()).current_dir(&app.dir);
+    c
+}
+
+fn netns_exists(id: Uuid) -> bool {
+    let suffix = &id.simple().to_string()[20..];
+    std::fs::read_dir("/run/netns")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().ends_with(suffix))
+}
+
+async fn a_killed_servers_machines_are_reaped(b: Backend) {
+    let mut app = spawn(b).await;
+    app.stop().await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let base = format!("http://127.0.0.1:{port}");
+    let mut server = acs(&app)
+        .arg("serve")
+        .env("ACS_LISTEN", format!("127.0.0.1:{port}"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let http = reqwest::Client::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while http.get(format!("{base}/api/health/ready")).send().await.is_err() {
+        assert!(Instant::now() < deadline, "the server did not start");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let post = |path: &str, key: Option<&str>, body: serde_json::Value| {
+        let mut r = http.post(format!("{base}{path}")).json(&body);
+        if let Some(k) = key {
+            r = r.bearer_auth(k);
+        }
+        async move { r.send().await.unwrap().json::<serde_json::Value>().await.unwrap() }
+    };
+    let creds = json!({"email": "reap@example.com", "password": "correct horse battery"});
+    post("/api/auth/register", None, creds.clone()).await;
+    let key = post("/api/auth/login", None, creds).await["data"]["api_key"].as_str().unwrap().to_owned();
+    let agent = post("/api/agents", Some(&key), json!({"name": "reaped", "runtime": "acp", "command": ["true"]})).await;
+    let agent = agent["data"]["id"].as_str().unwrap().to_owned();
+    let mut machines = Vec::new();
+    for _ in 0..2 {
+        let conv = post("/api/conversations", Some(&key), json!({"agent_id": agent})).await;
+        machines.push(conv["data"]["sandbox_id"].as_str().unwrap().parse::<Uuid>().unwrap());
+    }
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let list: serde_json::Value =
+            http.get(format!("{base}/api/sandboxes")).bearer_auth(&key).send().await.unwrap().json().await.unwrap();
+        if list["data"].as_array().unwrap().iter().filter(|s| s["status"] == "ready").count() == 2 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "machines not ready: {list}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The server dies without a word: its machines run on, owned by nobody alive.
+    server.kill().unwrap();
+    server.wait().unwrap();
+    let (kept, stray) = (machines[0], machines[1]);
+    let pids: Vec<i32> = machines.iter().map(|m| supervisor_pid(&app, *m)).collect();
+    // The second one's row goes too (a harness that dropped its database).
+    let db = acs::core::db::Db::connect(&acs::core::config::DatabaseConfig {
+        url: app.db_url.clone(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    sqlx::query("DELETE FROM sandboxes WHERE id = $1").bind(stray.to_string()).execute(&db.pool).await.unwrap();
+
+    let list = acs(&app).args(["sandboxes", "list"]).output().unwrap();
+    let text = String::from_utf8_lossy(&list.stdout);
+    assert!(list.status.success(), "{text} {}", String::from_utf8_lossy(&list.stderr));
+    let line = |id: Uuid| text.lines().find(|l| l.starts_with(&id.to_string())).unwrap_or_default().to_owned();
+    assert!(line(kept).contains("running") && line(kept).ends_with("abandoned"), "{text}");
+    assert!(line(stray).contains("running") && line(stray).ends_with("stray"), "{text}");
+
+    let dry = acs(&app).args(["sandboxes", "reap", "--dry-run"]).output().unwrap();
+    let dry_text = String::from_utf8_lossy(&dry.stdout);
+    assert!(dry_text.contains("2 machine(s) would be reaped"), "{dry_text}");
+    assert!(pids.iter().all(|p| std::path::Path::new(&format!("/proc/{p}")).exists()), "a dry run stops nothing");
+
+    let reap = acs(&app).args(["sandboxes", "reap"]).output().unwrap();
+    let reap_text = String::from_utf8_lossy(&reap.stdout);
+    assert!(reap.status.success(), "{reap_text} {}", String::from_utf8_lossy(&reap.stderr));
+    assert!(reap_text.contains(&format!("{kept} stopped (disk kept): abandoned")), "{reap_text}");
+    assert!(reap_text.contains(&format!("{stray} removed: stray")), "{reap_text}");
+    for (m, pid) in machines.iter().zip(&pids) {
+        assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists(), "machine {m} still runs");
+        assert!(!netns_exists(*m), "machine {m}'s network namespace is left");
+        assert!(!app.machine_layout(*m).mount().exists(), "machine {m}'s disk is still mounted");
+    }
+    assert!(app.machine_layout(kept).image().is_file(), "an abandoned machine keeps its disk");
+    assert!(!app.machine_layout(stray).root.exists(), "a stray machine is removed whole");
+    let again = acs(&app).args(["sandboxes", "reap"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&again.stdout).contains("0 machine(s) reaped"));
+    db.pool.close().await;
 }

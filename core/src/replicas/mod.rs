@@ -81,6 +81,21 @@ fn process_exists(pid: i64) -> bool {
     found || std::io::Error::last_os_error().raw_os_error() != Some(libc::ESRCH)
 }
 
+/// The servers alive now by the rules above (seen within the silence, and
+/// for one of this host and PID namespace, its process still there), each
+/// with whether it runs here: read by operator tools with no server of their own.
+pub async fn alive(db: &crate::db::Db) -> Result<Vec<(Uuid, bool)>, sqlx::Error> {
+    let scope = pid_scope();
+    let recent = store::recent(db, now_micros()).await?;
+    Ok(recent
+        .into_iter()
+        .filter_map(|(id, their_scope, pid)| {
+            let here = !scope.is_empty() && their_scope == scope;
+            (!here || process_exists(pid)).then_some((id, here))
+        })
+        .collect())
+}
+
 async fn register(state: &AppState) -> Result<(), sqlx::Error> {
     let pid = i64::from(std::process::id());
     store::register(&state.db, state.events.server(), now_micros(), &pid_scope(), pid).await

@@ -49,6 +49,16 @@ pub async fn neighbours(db: &Db, server: Uuid, pid_scope: &str) -> Result<Vec<(U
     Ok(rows.into_iter().filter_map(|(id, pid)| Some((id.parse().ok()?, pid))).collect())
 }
 
+/// Every server seen within the silence, with where its pid means something and its pid.
+pub async fn recent(db: &Db, now: i64) -> Result<Vec<(Uuid, String, i64)>, sqlx::Error> {
+    let rows: Vec<(String, String, i64)> =
+        sqlx::query_as("SELECT id, COALESCE(pid_scope, ''), COALESCE(pid, 0) FROM servers WHERE seen_at >= $1")
+            .bind(alive_since(now))
+            .fetch_all(&db.pool)
+            .await?;
+    Ok(rows.into_iter().filter_map(|(id, scope, pid)| Some((id.parse().ok()?, scope, pid))).collect())
+}
+
 /// Removes a gone server's row.
 pub async fn forget(db: &Db, server: Uuid) -> Result<(), sqlx::Error> {
     sqlx::query("DELETE FROM servers WHERE id = $1").bind(server.to_string()).execute(&db.pool).await?;

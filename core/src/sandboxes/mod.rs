@@ -5,6 +5,7 @@
 pub mod capacity;
 pub mod egress_log;
 pub mod git;
+pub mod host;
 pub mod model;
 pub mod names;
 pub mod provision;

@@ -56,6 +56,15 @@ pub async fn get(db: &Db, id: Uuid) -> Result<Option<SandboxRow>, sqlx::Error> {
     row.as_ref().map(SandboxRow::from_row).transpose()
 }
 
+/// A machine's status and the server that owns it, for operator tools.
+pub async fn status_and_owner(db: &Db, id: Uuid) -> Result<Option<(SandboxState, Option<Uuid>)>, sqlx::Error> {
+    let row: Option<(String, Option<String>)> = sqlx::query_as("SELECT status, server_id FROM sandboxes WHERE id = $1")
+        .bind(id.to_string())
+        .fetch_optional(&db.pool)
+        .await?;
+    Ok(row.map(|(status, owner)| (SandboxState::parse(&status), owner.and_then(|o| o.parse().ok()))))
+}
+
 /// The account's sandboxes, newest first; only `only` when given (a sandbox key).
 pub async fn list(db: &Db, account_id: Uuid, only: Option<Uuid>) -> Result<Vec<SandboxRow>, sqlx::Error> {
     let sql = sqlx::AssertSqlSafe(format!(

@@ -167,25 +167,50 @@ fn mkdir(path: &Path, mode: u32) -> io::Result<()> {
 /// A root-owned copy of the supervisor under the run directory, named by its
 /// content: machines bind it from there whatever the mode of the directory
 /// the server's own binaries live in, and a rebuilt binary never changes
-/// under a running machine.
+/// under a running machine. Copies unused for a day go (a running machine
+/// keeps its own: a bind holds the file, not the name).
 fn install_sandboxd(src: &Path, run_dir: &Path) -> Result<PathBuf, String> {
-    use sha2::Digest;
-    let bytes = fs::read(src).map_err(|e| format!("{}: {e}", src.display()))?;
-    let digest = hex::encode(&sha2::Sha256::digest(&bytes)[..8]);
     let bin = run_dir.join(".bin");
     mkdir(&bin, 0o755).map_err(|e| format!("{}: {e}", bin.display()))?;
-    let dst = bin.join(format!("sandboxd-{digest}"));
-    if !dst.is_file() {
+    let dst = bin.join(format!("sandboxd-{}", content_digest(src)?));
+    if dst.is_file() {
+        // Marks it in use, for the clean-up below.
+        File::options().append(true).open(&dst).and_then(|f| f.set_modified(std::time::SystemTime::now())).ok();
+    } else {
         let tmp = bin.join(format!(".sandboxd-{}", Uuid::new_v4().simple()));
-        let written = fs::write(&tmp, &bytes)
-            .and_then(|()| fs::set_permissions(&tmp, fs::Permissions::from_mode(0o755)))
+        let written = fs::copy(src, &tmp)
+            .and_then(|_| fs::set_permissions(&tmp, fs::Permissions::from_mode(0o755)))
             .and_then(|()| fs::rename(&tmp, &dst));
         if let Err(e) = written {
             let _ = fs::remove_file(&tmp);
             return Err(format!("{}: {e}", dst.display()));
         }
     }
+    let day = std::time::Duration::from_secs(86_400);
+    for entry in fs::read_dir(&bin).into_iter().flatten().flatten() {
+        let stale = entry.metadata().and_then(|m| m.modified()).is_ok_and(|t| t.elapsed().unwrap_or_default() > day);
+        if stale && entry.path() != dst {
+            let _ = fs::remove_file(entry.path());
+        }
+    }
     Ok(dst)
+}
+
+/// A short digest of a file's content, computed once per file version in this process.
+fn content_digest(path: &Path) -> Result<String, String> {
+    use sha2::Digest;
+    type Version = (PathBuf, u64, std::time::SystemTime);
+    static SEEN: Mutex<Vec<(Version, String)>> = Mutex::new(Vec::new());
+    let meta = fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let key = (path.to_owned(), meta.len(), meta.modified().map_err(|e| e.to_string())?);
+    let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, digest)) = seen.iter().find(|(k, _)| *k == key) {
+        return Ok(digest.clone());
+    }
+    let bytes = fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let digest = hex::encode(&sha2::Sha256::digest(&bytes)[..8]);
+    seen.push((key, digest.clone()));
+    Ok(digest)
 }
 
 /// A unix socket bound at `path` but not listening: the supervisor inherits
@@ -395,6 +420,10 @@ impl LocalProvider {
         env.insert("no_proxy".into(), "localhost,127.0.0.1".into());
         env.insert("NO_PROXY".into(), "localhost,127.0.0.1".into());
         env.insert("SANDBOX_URL".into(), sandbox_url(lease));
+        if !self.sandboxd.is_file() {
+            // Something cleared the run directory (an operator, a reboot's tmpfs): put it back.
+            install_sandboxd(&self.cfg.sandboxd, &self.cfg.run_dir).map_err(ProviderError::Host)?;
+        }
         let netns = File::open(&lease.netns_path)?;
         let info = File::create(layout.info())?;
         let log = fs::OpenOptions::new().create(true).append(true).open(layout.log())?;
@@ -863,5 +892,61 @@ pub fn stop_blocking(machines_dir: &Path, run_dir: &Path, lease_dir: &Path, id: 
     let _ = fs::remove_file(layout.info());
     if !disk::is_mounted(&layout.mount()) {
         let _ = fs::remove_dir_all(layout.run());
+    }
+}
+
+/// What the host shows of one machine, without a server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Inspected {
+    pub id: Uuid,
+    pub running: bool,
+    /// Its disk is mounted or its network namespace is there (what a stop frees).
+    pub held: bool,
+    pub uid: Option<u32>,
+    /// Bytes the disk takes on the host (an image's allocated blocks, a directory's files).
+    pub disk_bytes: u64,
+}
+
+/// The machines under `machines_dir`, by id.
+pub fn inspect_all(machines_dir: &Path, run_dir: &Path) -> Vec<Inspected> {
+    let Ok(entries) = fs::read_dir(machines_dir) else { return Vec::new() };
+    let mut out: Vec<Inspected> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<Uuid>().ok())
+        .map(|id| {
+            let layout = Layout::new(machines_dir, run_dir, id);
+            let disk_bytes = disk::unit(&layout).map(|u| allocated(&u)).unwrap_or(0);
+            let held = disk::is_mounted(&layout.mount()) || net::exists(id);
+            let (running, uid) = (init_pid(&layout).is_some(), owner::recorded(&layout.owner()));
+            Inspected { id, running, held, uid, disk_bytes }
+        })
+        .collect();
+    out.sort_by_key(|m| m.id);
+    out
+}
+
+fn allocated(path: &Path) -> u64 {
+    let Ok(meta) = fs::symlink_metadata(path) else { return 0 };
+    let own = meta.blocks() * 512;
+    if !meta.is_dir() {
+        return own;
+    }
+    own + fs::read_dir(path).map(|d| d.flatten().map(|e| allocated(&e.path())).sum()).unwrap_or(0)
+}
+
+/// Stops a machine without a server and removes everything of it on this
+/// host: disk, checkpoints, records, its uid.
+pub fn destroy_blocking(machines_dir: &Path, run_dir: &Path, lease_dir: &Path, id: Uuid) -> io::Result<()> {
+    stop_blocking(machines_dir, run_dir, lease_dir, id);
+    let layout = Layout::new(machines_dir, run_dir, id);
+    if let Some(uid) = owner::recorded(&layout.owner()) {
+        Owners::new(lease_dir, 0).release(id, uid);
+    }
+    if disk::is_mounted(&layout.mount()) {
+        return Err(io::Error::other(format!("{} is still mounted", layout.mount().display())));
+    }
+    match fs::remove_dir_all(&layout.root) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
     }
 }

@@ -450,6 +450,11 @@ pub fn release_blocking(lease_dir: &Path, sandbox: Uuid) {
     free(HOST, &Tools::find_or_bare(), lease_dir, sandbox, None);
 }
 
+/// Whether a machine's network namespace is still there.
+pub fn exists(sandbox: Uuid) -> bool {
+    netns_path(&HOST.netns(sandbox)).exists()
+}
+
 /// The host side of every machine's network.
 #[derive(Debug, Clone)]
 pub struct HostNet {

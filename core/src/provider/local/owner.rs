@@ -37,10 +37,10 @@ impl Owners {
     /// parked home's uid to a new machine).
     pub fn take(&self, id: Uuid, recorded: Option<u32>) -> io::Result<u32> {
         fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir)?;
-        if let Some(uid) = recorded.filter(|u| self.in_range(*u)) {
-            if self.claim(id, uid)? {
-                return Ok(uid);
-            }
+        if let Some(uid) = recorded.filter(|u| self.in_range(*u))
+            && self.claim(id, uid)?
+        {
+            return Ok(uid);
         }
         // Start where the machine's id points, so uids spread without a shared counter.
         let bytes = id.as_bytes();
