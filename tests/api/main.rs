@@ -14,6 +14,7 @@ mod credits;
 mod docs;
 mod environments;
 mod errors;
+mod escape_network;
 mod events;
 mod fake_model;
 mod health_audit;

@@ -15,7 +15,7 @@ use uuid::Uuid;
 
 use crate::common::{Backend, TestApp, User, sh, spawn, spawn_with};
 
-async fn agent(app: &TestApp, u: &User, body: Value) -> Uuid {
+pub(crate) async fn agent(app: &TestApp, u: &User, body: Value) -> Uuid {
     let mut body = body;
     body["name"] = json!(format!("agent-{}", &Uuid::new_v4().simple().to_string()[..8]));
     body["runtime"] = json!("acp");
@@ -25,7 +25,7 @@ async fn agent(app: &TestApp, u: &User, body: Value) -> Uuid {
     r.body["data"]["id"].as_str().unwrap().parse().unwrap()
 }
 
-async fn environment(app: &TestApp, u: &User, body: Value) -> Uuid {
+pub(crate) async fn environment(app: &TestApp, u: &User, body: Value) -> Uuid {
     let mut body = body;
     body["name"] = json!("env");
     let r = app.post("/api/environments", &u.key, body).await;
@@ -62,12 +62,12 @@ async fn launch_with(app: &TestApp, u: &User, agent_id: Uuid, f: impl FnOnce(&mu
     sandboxes::launch(app.state(), req).await.expect("launch").id
 }
 
-async fn launch(app: &TestApp, u: &User, agent_id: Uuid) -> Uuid {
+pub(crate) async fn launch(app: &TestApp, u: &User, agent_id: Uuid) -> Uuid {
     launch_with(app, u, agent_id, |_| {}).await
 }
 
 /// Polls until the sandbox reaches `want` (or a final state), then returns it.
-async fn wait_status(app: &TestApp, u: &User, id: Uuid, want: &str) -> Value {
+pub(crate) async fn wait_status(app: &TestApp, u: &User, id: Uuid, want: &str) -> Value {
     // Polled in the store: HTTP polling would spend the key's rate limit.
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     loop {
