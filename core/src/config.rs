@@ -168,7 +168,9 @@ pub struct SandboxConfig {
     pub proxy_port: u16,
     /// Seconds an egress request may take before the proxy answers 504.
     pub egress_timeout_seconds: u64,
-    /// Addresses the egress proxy never dials (the host itself, metadata, private networks).
+    /// Addresses the egress proxy never dials; the default is the shared block list
+    /// (`blocklist::shared`). A block left out is exempted in the proxy only, never in the
+    /// kernel floor. The host's own public addresses are refused whatever this says.
     pub blocked_cidrs: Vec<IpNet>,
     /// Default `max_bytes` of file and diff reads.
     pub read_max_bytes: u64,
@@ -462,25 +464,7 @@ impl Default for SandboxConfig {
             run_dir: "/run/acs/machines".into(),
             proxy_port: 3128,
             egress_timeout_seconds: 300,
-            blocked_cidrs: [
-                "127.0.0.0/8",
-                "0.0.0.0/8",
-                "10.0.0.0/8",
-                "100.64.0.0/10",
-                "169.254.0.0/16",
-                "172.16.0.0/12",
-                "192.168.0.0/16",
-                "224.0.0.0/4",
-                "240.0.0.0/4",
-                "::1/128",
-                "::/128",
-                "fc00::/7",
-                "fe80::/10",
-                "ff00::/8",
-            ]
-            .iter()
-            .map(|c| c.parse().expect("a valid network"))
-            .collect(),
+            blocked_cidrs: crate::blocklist::shared(),
             read_max_bytes: 1 << 20,
         }
     }

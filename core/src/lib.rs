@@ -8,6 +8,7 @@ pub mod acp;
 pub mod agents;
 pub mod audit;
 pub mod auth;
+pub mod blocklist;
 pub mod cache;
 pub mod catalog;
 pub mod config;

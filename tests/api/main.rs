@@ -15,6 +15,7 @@ mod docs;
 mod environments;
 mod errors;
 mod escape;
+mod escape_network;
 mod events;
 mod fake_model;
 mod health_audit;

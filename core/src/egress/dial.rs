@@ -50,13 +50,14 @@ async fn connect(addrs: &[SocketAddr]) -> Result<TcpStream, Refusal> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::blocklist::AddressRules;
 
     fn policy(blocked: &[&str], always: &[&str]) -> Policy {
         Policy {
             allow_all: true,
             allowed_hosts: vec![],
             always_allowed: always.iter().map(|s| s.to_string()).collect(),
-            blocked_nets: blocked.iter().map(|n| n.parse().unwrap()).collect(),
+            addresses: AddressRules::blocking(blocked.iter().map(|n| n.parse().unwrap()).collect()),
             aliases: vec![],
         }
     }

@@ -3,9 +3,8 @@
 
 use std::net::IpAddr;
 
-use ipnet::IpNet;
-
 use super::target::{Target, normalize_host};
+use crate::blocklist::AddressRules;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Policy {
@@ -14,25 +13,16 @@ pub struct Policy {
     /// Networking type `limited`: an exact host, or `*.example.com` for any subdomain (not the
     /// apex); case-insensitive, trailing dot ignored. Empty denies every host.
     pub allowed_hosts: Vec<String>,
-    /// `host:port` pairs always reachable, also past `blocked_nets` (the acs API origin).
+    /// `host:port` pairs always reachable, also past `addresses` (the acs API origin).
     pub always_allowed: Vec<String>,
-    /// Resolved addresses refused unless the destination is in `always_allowed`.
-    pub blocked_nets: Vec<IpNet>,
+    /// Which resolved addresses may be dialed, unless the destination is in `always_allowed`.
+    pub addresses: AddressRules,
     /// `host:port` names the proxy maps to a fixed address instead of looking
     /// them up (the acs API as machines see it); always allowed.
     pub aliases: Vec<(String, std::net::SocketAddr)>,
 }
 
 impl Policy {
-    /// Loopback, link-local (with the 169.254.169.254 metadata service), unspecified and
-    /// multicast, for both IP versions.
-    pub fn default_blocked_nets() -> Vec<IpNet> {
-        ["127.0.0.0/8", "::1/128", "169.254.0.0/16", "fe80::/10", "0.0.0.0/8", "::/128", "224.0.0.0/4", "ff00::/8"]
-            .iter()
-            .filter_map(|net| net.parse().ok())
-            .collect()
-    }
-
     /// Whether the sandbox may name this destination at all.
     pub fn host_allowed(&self, target: &Target) -> bool {
         self.allow_all
@@ -52,9 +42,7 @@ impl Policy {
 
     /// Whether the proxy may connect to `ip` on the way to `target`.
     pub fn address_allowed(&self, target: &Target, ip: IpAddr) -> bool {
-        // An IPv4-mapped IPv6 address must not slip past an IPv4 block.
-        let ip = ip.to_canonical();
-        self.is_always_allowed(target) || !self.blocked_nets.iter().any(|net| net.contains(&ip))
+        self.is_always_allowed(target) || self.addresses.allows(ip)
     }
 }
 
@@ -80,7 +68,7 @@ mod tests {
             allow_all: false,
             allowed_hosts: hosts.iter().map(|h| h.to_string()).collect(),
             always_allowed: vec![],
-            blocked_nets: Policy::default_blocked_nets(),
+            addresses: AddressRules::exempting(vec![]),
             aliases: vec![],
         }
     }
@@ -139,12 +127,21 @@ mod tests {
     fn address_rules() {
         let policy = limited(&["localhost"]);
         let local = target("localhost:80");
-        for blocked in
-            ["127.0.0.1", "::1", "169.254.169.254", "0.0.0.0", "::", "224.0.0.1", "fe80::1", "::ffff:127.0.0.1"]
-        {
+        for blocked in [
+            "127.0.0.1",
+            "::1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "::",
+            "224.0.0.1",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+            "64:ff9b::a9fe:a9fe",
+            "10.0.0.1",
+        ] {
             assert!(!policy.address_allowed(&local, blocked.parse().unwrap()), "{blocked}");
         }
-        for fine in ["93.184.216.34", "10.0.0.1", "2606:4700::1"] {
+        for fine in ["93.184.216.34", "2606:4700::1"] {
             assert!(policy.address_allowed(&local, fine.parse().unwrap()), "{fine}");
         }
         let api = Policy { always_allowed: vec!["localhost:80".into()], ..policy };

@@ -9,6 +9,7 @@ use tokio::net::{TcpListener, TcpStream};
 use uuid::Uuid;
 
 use super::*;
+use crate::blocklist::AddressRules;
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -54,7 +55,7 @@ fn limited(hosts: &[&str]) -> Policy {
         allow_all: false,
         allowed_hosts: hosts.iter().map(|h| h.to_string()).collect(),
         always_allowed: vec![],
-        blocked_nets: vec![],
+        addresses: AddressRules::blocking(vec![]),
         aliases: vec![],
     }
 }
@@ -264,7 +265,10 @@ async fn connect_refused_outside_policy() {
 async fn blocked_address_refused_even_when_host_allowed() {
     let upstream = axum_upstream().await;
     let echo = echo_upstream().await;
-    let policy = Policy { blocked_nets: vec!["127.0.0.0/8".parse().unwrap()], ..limited(&["localhost", "127.0.0.1"]) };
+    let policy = Policy {
+        addresses: AddressRules::blocking(vec!["127.0.0.0/8".parse().unwrap()]),
+        ..limited(&["localhost", "127.0.0.1"])
+    };
     let proxy = start(policy, TIMEOUT).await;
     let mut conn = Conn::open(proxy.addr).await;
     for request in [
@@ -286,7 +290,7 @@ async fn always_allowed_passes_policy_and_blocked_nets() {
     let upstream = axum_upstream().await;
     let api = format!("localhost:{}", upstream.port());
     let policy =
-        Policy { always_allowed: vec![api.clone()], blocked_nets: Policy::default_blocked_nets(), ..limited(&[]) };
+        Policy { always_allowed: vec![api.clone()], addresses: AddressRules::exempting(vec![]), ..limited(&[]) };
     let proxy = start(policy, TIMEOUT).await;
     let mut conn = Conn::open(proxy.addr).await;
     assert_eq!(conn.exchange(&get(&api)).await, (200, "hello".into()));

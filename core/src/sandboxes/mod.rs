@@ -33,6 +33,7 @@ use self::model::{
 };
 pub use self::service::{LaunchRequest, Sandboxes, launch, park, reclaim, wake};
 use crate::auth::{Principal, Scope};
+use crate::blocklist::AddressRules;
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::page_limit;
 use crate::http::{Data, Path, Query, ok};
@@ -287,7 +288,7 @@ pub async fn start(state: &AppState, addr: SocketAddr) -> Result<impl Future<Out
         net: NetConfig { subnet: cfg.subnet, lease_dir: PathBuf::from(&cfg.lease_dir), proxy_port: cfg.proxy_port },
         always_allowed: origin(&api_url).into_iter().collect(),
         api_alias,
-        blocked_nets: cfg.blocked_cidrs.clone(),
+        addresses: AddressRules::blocking(cfg.blocked_cidrs.clone()),
         request_timeout: Duration::from_secs(cfg.egress_timeout_seconds),
         disk_mb: cfg.disk_mb,
         uid_base: cfg.uid_base,

@@ -6,7 +6,6 @@ pub mod queue;
 pub mod rules;
 pub mod send;
 pub mod signature;
-pub mod ssrf;
 pub mod store;
 pub mod worker;
 

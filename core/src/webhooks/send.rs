@@ -13,7 +13,7 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::header::CONTENT_TYPE;
 
 use super::signature::sign;
-use super::ssrf::AddressRules;
+use crate::blocklist::AddressRules;
 use crate::config::WebhooksConfig;
 
 /// What one attempt sends.
@@ -45,6 +45,9 @@ impl Outcome {
     }
 }
 
+/// Why an address is refused (`blocklist`).
+const BLOCKED: &str = "a blocked address (not publicly routable, or this host's own)";
+
 /// How much of an answer's body is kept.
 const MAX_BODY: usize = 4096;
 
@@ -67,7 +70,7 @@ impl Sender {
     }
 
     fn with_lookup(cfg: &WebhooksConfig, lookup: Lookup) -> Result<Sender, reqwest::Error> {
-        let rules = Arc::new(AddressRules { exempt: cfg.allowed_private_cidrs.clone() });
+        let rules = Arc::new(AddressRules::exempting(cfg.allowed_private_cidrs.clone()));
         let timeout = Duration::from_secs_f64(cfg.timeout_seconds);
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
@@ -98,7 +101,7 @@ impl Sender {
         if let Some(ip) = literal
             && !self.rules.allows(ip)
         {
-            return Err(("address_refused", format!("{ip} is not a publicly routable address")));
+            return Err(("address_refused", format!("{ip} is {BLOCKED}")));
         }
         let t = time::OffsetDateTime::now_utc().unix_timestamp();
         let mut resp = self
@@ -158,7 +161,7 @@ fn body_prefix(mut bytes: Vec<u8>) -> String {
 
 #[derive(Debug, thiserror::Error)]
 enum ResolveError {
-    #[error("{host} resolves to {ip}, which is not a publicly routable address")]
+    #[error("{host} resolves to {ip}, which is {BLOCKED}")]
     Refused { host: String, ip: IpAddr },
     #[error("looking up {host} failed: {source}")]
     Lookup { host: String, source: io::Error },

@@ -44,6 +44,7 @@ use super::{
     BoxFut, CheckpointInfo, ExecOutput, Limits, MachineSpec, MachineState, NetworkPolicy, ProviderError,
     ProviderResult, SandboxProvider, Started, Supervisor,
 };
+use crate::blocklist::AddressRules;
 use crate::egress::{self, EgressSink, ProxyHandle};
 use sandboxd::client::{ExecExit, Peer};
 
@@ -68,8 +69,8 @@ pub struct LocalConfig {
     pub always_allowed: Vec<String>,
     /// `host:port` that machines call the API by, and where it really listens.
     pub api_alias: Option<(String, std::net::SocketAddr)>,
-    /// Addresses the proxy never dials (unless always allowed).
-    pub blocked_nets: Vec<ipnet::IpNet>,
+    /// Which addresses the proxy may dial (past them only `always_allowed` and `api_alias`).
+    pub addresses: AddressRules,
     pub request_timeout: Duration,
     /// Size of each machine's disk (`sandbox.disk_mb`); 0: no limit.
     pub disk_mb: u64,
@@ -331,7 +332,7 @@ impl LocalProvider {
             allow_all,
             allowed_hosts,
             always_allowed: self.cfg.always_allowed.clone(),
-            blocked_nets: self.cfg.blocked_nets.clone(),
+            addresses: self.cfg.addresses.clone(),
             aliases: self.cfg.api_alias.clone().into_iter().collect(),
         }
     }

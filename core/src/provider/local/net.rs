@@ -1,8 +1,10 @@
 //! Host networking of `local` machines: one network namespace per machine,
-//! joined to the host by a veth pair on its own /30, and one static nftables
-//! table (`inet acs`) that lets a machine reach only the egress proxy on the
-//! host end of its own veth or, when unrestricted, anything but the host and
-//! other machines.
+//! joined to the host by a veth pair on its own /30, and two static nftables
+//! tables. The floor (`inet acs_floor_<version>`) refuses, in every mode, the
+//! shared block list (`crate::blocklist`) and the host's own addresses, but
+//! for the egress proxy on the host end of the machine's own veth. The policy
+//! (`inet acs`) lets a machine reach only that proxy or, when unrestricted,
+//! any unicast address outside the machines' subnet.
 //!
 //! Address blocks are leased host-wide through files `<index>.lease` in the
 //! lease directory, created with O_EXCL under a flock, so several acs servers
@@ -21,6 +23,8 @@ use std::sync::Arc;
 
 use ipnet::Ipv4Net;
 use uuid::Uuid;
+
+use crate::blocklist;
 
 #[derive(Debug, Clone)]
 pub struct NetConfig {
@@ -57,20 +61,29 @@ pub struct Lease {
     pub sandbox_ip: Ipv4Addr,
 }
 
-/// Host-wide names. Tests use their own, so they never touch a real server's table or interfaces.
+/// Host-wide names. Tests use their own, so they never touch a real server's tables or interfaces.
 #[derive(Debug, Clone, Copy)]
 struct Names {
+    /// The policy table.
     table: &'static str,
+    /// The floor table's name before its version number.
+    floor: &'static str,
     netns_prefix: &'static str,
     if_prefix: &'static str,
 }
 
-const HOST: Names = Names { table: "acs", netns_prefix: "acs-", if_prefix: "vh-" };
+const HOST: Names = Names { table: "acs", floor: "acs_floor_", netns_prefix: "acs-", if_prefix: "vh-" };
+/// Raised whenever the floor's rules or the block list change, so that a server installing its
+/// floor never rewrites another version's (see `floor_script`).
+const FLOOR_VERSION: u32 = 1;
 const NETNS_DIR: &str = "/run/netns";
 /// The nft set of machine addresses allowed out (forwarding + masquerade).
 const SET: &str = "unrestricted";
 
 impl Names {
+    fn floor_table(&self) -> String {
+        format!("{}{FLOOR_VERSION}", self.floor)
+    }
     fn netns(&self, sandbox: Uuid) -> String {
         format!("{}{}", self.netns_prefix, suffix(sandbox))
     }
@@ -158,6 +171,20 @@ fn run(program: &Path, args: &[&str], stdin: Option<&str>) -> io::Result<()> {
     Err(io::Error::other(format!("{} {}: {}", program.display(), args.join(" "), err.trim())))
 }
 
+/// Runs a tool to completion and returns its standard output; Err carries its stderr.
+fn output(program: &Path, args: &[&str]) -> io::Result<String> {
+    let out = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", program.display())))?;
+    if out.status.success() {
+        return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    Err(io::Error::other(format!("{} {}: {}", program.display(), args.join(" "), err.trim())))
+}
+
 /// The effective capability set of this process includes every bit given.
 fn has_caps(bits: &[u32]) -> bool {
     let Ok(status) = fs::read_to_string("/proc/self/status") else { return false };
@@ -166,7 +193,59 @@ fn has_caps(bits: &[u32]) -> bool {
     bits.iter().all(|b| eff & (1u64 << b) != 0)
 }
 
-/// The whole static table, applied as one transaction. `add` keeps existing
+/// The floor (docs/sandboxes.md, "Network"): the shared block list and the host's own addresses
+/// (`fib daddr type local`, always current) refused for every `vh-*` interface in every mode,
+/// whatever the proxy exempts. Only replies to the host's own connections into a machine and
+/// TCP to the proxy port on the machine's own veth pass on to the policy table. Its own
+/// connections are judged packet by packet, so one opened before the floor is cut.
+///
+/// A table of its own, versioned: servers of other versions sharing the host rewrite `inet acs`
+/// but never this, and a reject in any table is final, so another table can only refuse more.
+/// The `obsolete` lower-numbered floors are deleted in the same transaction.
+fn floor_script(names: Names, proxy_port: u16, obsolete: &[String]) -> String {
+    let t = format!("inet {}", names.floor_table());
+    let vh = format!("\"{}*\"", names.if_prefix);
+    let join = |nets: Vec<String>| nets.join(", ");
+    let v4 = join(blocklist::kernel_v4().iter().map(ToString::to_string).collect());
+    let v6 = join(blocklist::kernel_v6().iter().map(ToString::to_string).collect());
+    let mut script: String = obsolete.iter().map(|name| format!("delete table inet {name}\n")).collect();
+    script.push_str(&format!(
+        "add table {t}
+add chain {t} prerouting {{ type filter hook prerouting priority -20; policy accept; }}
+add chain {t} refuse
+add set {t} blocked4 {{ type ipv4_addr; flags interval; auto-merge; }}
+add set {t} blocked6 {{ type ipv6_addr; flags interval; auto-merge; }}
+flush chain {t} prerouting
+flush chain {t} refuse
+flush set {t} blocked4
+flush set {t} blocked6
+add element {t} blocked4 {{ {v4} }}
+add element {t} blocked6 {{ {v6} }}
+add rule {t} refuse meta l4proto tcp reject with tcp reset
+add rule {t} refuse reject
+add rule {t} prerouting iifname {vh} ct direction reply return
+add rule {t} prerouting iifname {vh} meta nfproto ipv4 tcp dport {proxy_port} fib daddr . iif type local return
+add rule {t} prerouting iifname {vh} ip daddr @blocked4 jump refuse
+add rule {t} prerouting iifname {vh} ip6 daddr @blocked6 jump refuse
+add rule {t} prerouting iifname {vh} fib daddr type local jump refuse
+"
+    ));
+    script
+}
+
+/// The floor tables of older versions in a `nft list tables inet` listing.
+fn obsolete_floors(names: Names, listing: &str) -> Vec<String> {
+    listing
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("table inet "))
+        .filter(|name| {
+            name.strip_prefix(names.floor).and_then(|v| v.parse::<u32>().ok()).is_some_and(|v| v < FLOOR_VERSION)
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The policy table, applied as one transaction with the floor. `add` keeps existing
 /// chains and the set (with the addresses of live machines); the chains are
 /// flushed and refilled, so applying it again is harmless.
 ///
@@ -470,8 +549,9 @@ struct Inner {
 
 impl HostNet {
     /// Checks that `ip` and `nft` exist and that this process may create network
-    /// namespaces, then installs the static nft table `inet acs` under the
-    /// host-wide lock (idempotent). Err is a one-line message naming the missing
+    /// namespaces, then installs the static nft tables (the floor, replacing older
+    /// floors, and the policy `inet acs`) under the host-wide lock, in one
+    /// transaction (idempotent). Err is a one-line message naming the missing
     /// package or privilege.
     pub fn init(cfg: NetConfig) -> Result<HostNet, String> {
         HostNet::init_with(cfg, HOST)
@@ -492,9 +572,13 @@ impl HostNet {
         let dir = &cfg.lease_dir;
         fs::create_dir_all(dir).map_err(|e| format!("the network lease directory {}: {e}", dir.display()))?;
         let _lock = lock(dir).map_err(|e| format!("locking the network lease directory {}: {e}", dir.display()))?;
-        let script = table_script(names, cfg.subnet, cfg.proxy_port);
-        run(&tools.nft, &["-f", "-"], Some(&script))
-            .map_err(|e| format!("installing the nftables table inet {}: {e}", names.table))?;
+        let tables =
+            output(&tools.nft, &["list", "tables", "inet"]).map_err(|e| format!("listing nftables tables: {e}"))?;
+        let floor = floor_script(names, cfg.proxy_port, &obsolete_floors(names, &tables));
+        let script = floor + &table_script(names, cfg.subnet, cfg.proxy_port);
+        run(&tools.nft, &["-f", "-"], Some(&script)).map_err(|e| {
+            format!("installing the nftables tables inet {} and inet {}: {e}", names.floor_table(), names.table)
+        })?;
         Ok(HostNet { inner: Arc::new(Inner { cfg, names, tools }) })
     }
 
@@ -617,7 +701,8 @@ impl HostNet {
 
 #[cfg(test)]
 mod tests {
-    use std::net::{SocketAddrV4, TcpListener, TcpStream};
+    use std::io::Read;
+    use std::net::{IpAddr, Ipv6Addr, SocketAddr, SocketAddrV4, TcpListener, TcpStream};
     use std::time::{Duration, Instant};
 
     use super::*;
@@ -809,25 +894,44 @@ mod tests {
                 self.net.free(lease);
             }
             let Inner { names, tools, .. } = &*self.net.inner;
+            // A test may have deleted a table itself, or left an older floor.
             let _ = run(&tools.nft, &["delete", "table", "inet", names.table], None);
+            let _ = run(&tools.nft, &["delete", "table", "inet", &names.floor_table()], None);
+            let listing = output(&tools.nft, &["list", "tables", "inet"]).unwrap_or_default();
+            for old in obsolete_floors(*names, &listing) {
+                let _ = run(&tools.nft, &["delete", "table", "inet", &old], None);
+            }
         }
     }
 
-    /// Puts `ip_forward` back as it was. Only the test that enables it holds one,
-    /// so a test finishing early never switches it off under another.
-    struct Forwarding(String);
+    /// Puts `ip_forward` back as it was before the first holder, when the last one is dropped:
+    /// tests that let machines out run in parallel, and one finishing early must not switch
+    /// forwarding off under another.
+    struct Forwarding;
+
+    /// Holders, and the value before the first.
+    static FORWARDING: std::sync::Mutex<(usize, String)> = std::sync::Mutex::new((0, String::new()));
 
     impl Forwarding {
         const PATH: &str = "/proc/sys/net/ipv4/ip_forward";
 
         fn save() -> Forwarding {
-            Forwarding(fs::read_to_string(Forwarding::PATH).expect("ip_forward"))
+            let mut held = FORWARDING.lock().unwrap_or_else(|p| p.into_inner());
+            if held.0 == 0 {
+                held.1 = fs::read_to_string(Forwarding::PATH).expect("ip_forward");
+            }
+            held.0 += 1;
+            Forwarding
         }
     }
 
     impl Drop for Forwarding {
         fn drop(&mut self) {
-            let _ = fs::write(Forwarding::PATH, &self.0);
+            let mut held = FORWARDING.lock().unwrap_or_else(|p| p.into_inner());
+            held.0 -= 1;
+            if held.0 == 0 {
+                let _ = fs::write(Forwarding::PATH, &held.1);
+            }
         }
     }
 
@@ -853,10 +957,11 @@ mod tests {
     }
 
     /// Whether a TCP connection from inside `netns` succeeds, and how long the answer took.
-    fn connect_from(netns: &Path, ip: Ipv4Addr, port: u16) -> (bool, Duration) {
+    fn connect_from(netns: &Path, ip: impl Into<IpAddr>, port: u16) -> (bool, Duration) {
+        let addr = SocketAddr::new(ip.into(), port);
         inside(netns, move || {
             let started = Instant::now();
-            let ok = TcpStream::connect_timeout(&SocketAddrV4::new(ip, port).into(), Duration::from_secs(2)).is_ok();
+            let ok = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).is_ok();
             (ok, started.elapsed())
         })
     }
@@ -868,7 +973,7 @@ mod tests {
         let _ = connect_from(&lease.netns_path, lease.host_ip, 9);
     }
 
-    fn assert_refused_fast(netns: &Path, ip: Ipv4Addr, port: u16, what: &str) {
+    fn assert_refused_fast(netns: &Path, ip: impl Into<IpAddr>, port: u16, what: &str) {
         let (ok, took) = connect_from(netns, ip, port);
         assert!(!ok, "{what}: connected");
         assert!(took < Duration::from_millis(100), "{what}: refused after {took:?}, not at once");
@@ -886,8 +991,11 @@ mod tests {
             return;
         }
         let port = 39101;
-        let mut fx =
-            Fixture::new(Names { table: "acs_t1", netns_prefix: "acs1-", if_prefix: "v1-" }, "10.198.1.0/24", port);
+        let mut fx = Fixture::new(
+            Names { table: "acs_t1", floor: "acs_t1_floor_", netns_prefix: "acs1-", if_prefix: "v1-" },
+            "10.198.1.0/24",
+            port,
+        );
         let started = Instant::now();
         let a = fx.create(false).await;
         eprintln!("create: {:?}", started.elapsed());
@@ -929,29 +1037,41 @@ mod tests {
         assert!(routes.contains(&a.host_ip.to_string()), "{routes}");
     }
 
-    /// Another network namespace with a listener, standing in for the internet.
+    /// Another network namespace standing in for the internet: a public address (`ip`, on a /30
+    /// whose other end `host_ip` is the host's), and optionally addresses of blocked ranges routed
+    /// to it, which a machine would reach but for the floor. Listeners bound in it to 0.0.0.0
+    /// answer on all of them. Each test passes its own tag, so decoys never share names or addresses.
     struct Decoy {
         netns: String,
         host_if: String,
+        host_ip: Ipv4Addr,
+        ip: Ipv4Addr,
     }
 
     impl Decoy {
-        const HOST_IP: Ipv4Addr = Ipv4Addr::new(10, 201, 77, 1);
-        const IP: Ipv4Addr = Ipv4Addr::new(10, 201, 77, 2);
-
-        fn new() -> Decoy {
+        fn new(tag: u8) -> Decoy {
             let pid = std::process::id();
-            let d = Decoy { netns: format!("acsdecoy-{pid}"), host_if: format!("vd-{pid}") };
+            // Just outside TEST-NET-3, so public: shadows four internet addresses on this host
+            // while the test runs.
+            let base = u32::from(Ipv4Addr::new(203, 0, 114, 0)) + 4 * u32::from(tag);
+            let (host_ip, ip) = (Ipv4Addr::from(base + 1), Ipv4Addr::from(base + 2));
+            let d = Decoy { netns: format!("acsdecoy{tag}-{pid}"), host_if: format!("vd{tag}-{pid}"), host_ip, ip };
             let (ns, vd) = (&d.netns, &d.host_if);
             let (ok, _) = sh(&format!(
                 "ip netns add {ns} && ip link add {vd} type veth peer name eth0 netns {ns} && \
-                 ip addr add {}/30 dev {vd} && ip link set {vd} up && ip -n {ns} addr add {}/30 dev eth0 && \
-                 ip -n {ns} link set eth0 up",
-                Decoy::HOST_IP,
-                Decoy::IP
+                 ip addr add {host_ip}/30 dev {vd} && ip link set {vd} up && ip -n {ns} addr add {ip}/30 dev eth0 && \
+                 ip -n {ns} link set eth0 up && ip -n {ns} link set lo up"
             ));
             assert!(ok, "decoy setup");
             d
+        }
+
+        /// Gives the decoy `extra` too, routed to it from the host (the route goes with the veth).
+        fn also(&self, extra: Ipv4Addr) {
+            let (ns, vd, ip) = (&self.netns, &self.host_if, self.ip);
+            let (ok, _) =
+                sh(&format!("ip -n {ns} addr add {extra}/32 dev eth0 && ip route add {extra}/32 via {ip} dev {vd}"));
+            assert!(ok, "decoy address {extra}");
         }
 
         fn path(&self) -> PathBuf {
@@ -971,11 +1091,11 @@ mod tests {
             eprintln!("skipped: needs root");
             return;
         }
-        let names = Names { table: "acs_t2", netns_prefix: "acs2-", if_prefix: "v2-" };
+        let names = Names { table: "acs_t2", floor: "acs_t2_floor_", netns_prefix: "acs2-", if_prefix: "v2-" };
         let _forwarding = Forwarding::save();
         let mut fx = Fixture::new(names, "10.198.2.0/24", 39102);
-        let decoy = Decoy::new();
-        let _web = listen_in(Some(&decoy.path()), Decoy::IP, 8000);
+        let decoy = Decoy::new(2);
+        let _web = listen_in(Some(&decoy.path()), decoy.ip, 8000);
         let open = fx.create(true).await;
         let limited = fx.create(false).await;
         let _service = listen_in(Some(&limited.netns_path), limited.sandbox_ip, 8000);
@@ -983,22 +1103,22 @@ mod tests {
         settle(&open);
         settle(&limited);
 
-        assert!(connect_from(&open.netns_path, Decoy::IP, 8000).0, "unrestricted reaches the decoy");
-        assert_refused_fast(&limited.netns_path, Decoy::IP, 8000, "limited to the decoy");
+        assert!(connect_from(&open.netns_path, decoy.ip, 8000).0, "unrestricted reaches the decoy");
+        assert_refused_fast(&limited.netns_path, decoy.ip, 8000, "limited to the decoy");
         assert_refused_fast(&open.netns_path, limited.sandbox_ip, 8000, "unrestricted to another machine");
         assert_refused_fast(&limited.netns_path, open.sandbox_ip, 8000, "limited to an unrestricted machine");
-        assert_refused_fast(&open.netns_path, Decoy::HOST_IP, 22, "unrestricted to a host address");
+        assert_refused_fast(&open.netns_path, decoy.host_ip, 22, "unrestricted to a host address");
 
         // Installing the table again (another server starting) keeps live members.
         let again = HostNet::init_with(fx.net.inner.cfg.clone(), names).expect("init again");
         assert!(fx.set_members().contains(&open.sandbox_ip.to_string()));
-        assert!(connect_from(&open.netns_path, Decoy::IP, 8000).0, "still out after a second init");
+        assert!(connect_from(&open.netns_path, decoy.ip, 8000).0, "still out after a second init");
 
         again.set_unrestricted(&limited, true).await.expect("open");
         fx.net.set_unrestricted(&open, false).await.expect("limit");
         fx.net.set_unrestricted(&open, false).await.expect("limit twice");
-        assert!(connect_from(&limited.netns_path, Decoy::IP, 8000).0, "switched to unrestricted");
-        assert_refused_fast(&open.netns_path, Decoy::IP, 8000, "switched to limited");
+        assert!(connect_from(&limited.netns_path, decoy.ip, 8000).0, "switched to unrestricted");
+        assert_refused_fast(&open.netns_path, decoy.ip, 8000, "switched to limited");
         drop(decoy);
     }
 
@@ -1008,7 +1128,7 @@ mod tests {
             eprintln!("skipped: needs root");
             return;
         }
-        let names = Names { table: "acs_t4", netns_prefix: "acs4-", if_prefix: "v4-" };
+        let names = Names { table: "acs_t4", floor: "acs_t4_floor_", netns_prefix: "acs4-", if_prefix: "v4-" };
         let port = 39104;
         let mut fx = Fixture::new(names, "10.198.4.0/24", port);
         // What a torn-down-mid-build machine leaves: block 0's host address on an interface, no lease.
@@ -1030,7 +1150,7 @@ mod tests {
             eprintln!("skipped: needs root");
             return;
         }
-        let names = Names { table: "acs_t3", netns_prefix: "acs3-", if_prefix: "v3-" };
+        let names = Names { table: "acs_t3", floor: "acs_t3_floor_", netns_prefix: "acs3-", if_prefix: "v3-" };
         let mut fx = Fixture::new(names, "10.198.3.0/24", 39103);
         let lease = fx.create(false).await;
         // A server restart: a second HostNet on the same lease directory.
@@ -1060,5 +1180,213 @@ mod tests {
         assert!(err.to_string().contains("File exists"), "{err}");
         assert!(!netns_path(&names.netns(id)).exists());
         assert!(records(&fx.net.inner.cfg.lease_dir).expect("records").is_empty());
+    }
+
+    /// This host's address toward the internet (the source of its default route), if it has one.
+    fn main_address() -> Option<Ipv4Addr> {
+        let probe = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+        probe.connect("8.8.8.8:53").ok()?;
+        match probe.local_addr().ok()?.ip() {
+            IpAddr::V4(ip) => Some(ip),
+            IpAddr::V6(_) => None,
+        }
+    }
+
+    #[test]
+    fn the_floor_script_holds_the_shared_list_and_replaces_only_older_floors() {
+        let names = Names { table: "acs_t9", floor: "acs_t9_floor_", netns_prefix: "acs9-", if_prefix: "v9-" };
+        let listing = "table inet acs_t9\ntable inet acs_t9_floor_0\ntable inet acs_t9_floor_1\n\
+                       table inet acs_t9_floor_7\ntable inet acs_t9_floor_x\ntable inet other_floor_0\n";
+        assert_eq!(obsolete_floors(names, listing), ["acs_t9_floor_0"]);
+        let script = floor_script(names, 3128, &obsolete_floors(names, listing));
+        assert!(script.starts_with("delete table inet acs_t9_floor_0\nadd table inet acs_t9_floor_1\n"), "{script}");
+        for block in [
+            "169.254.0.0/16",
+            "10.0.0.0/8",
+            "100.64.0.0/10",
+            "127.0.0.0/8",
+            "192.168.0.0/16",
+            "::ffff:169.254.0.0/112",
+            "64:ff9b::a9fe:0/112",
+            "2002:a9fe::/32",
+            "fc00::/7",
+            "fe80::/10",
+        ] {
+            assert!(script.contains(&format!(" {block},")) || script.contains(&format!(" {block} }}")), "{block}");
+        }
+        // Before the refusals only replies and TCP to the proxy port on the machine's own veth pass.
+        let rules: Vec<&str> = script.lines().filter(|l| l.contains(" prerouting iifname \"v9-*\" ")).collect();
+        assert_eq!(rules.len(), 5, "{rules:#?}");
+        assert!(rules[0].ends_with(" ct direction reply return"));
+        assert!(rules[1].ends_with(" meta nfproto ipv4 tcp dport 3128 fib daddr . iif type local return"));
+        assert!(rules[2..].iter().all(|r| r.ends_with(" jump refuse")), "{rules:#?}");
+        assert!(rules[4].contains(" fib daddr type local "));
+        if is_root() {
+            // Check mode: parsed and validated by the kernel, nothing committed.
+            let nft = Tools::find().expect("nft").nft;
+            run(&nft, &["-c", "-f", "-"], Some(&floor_script(names, 3128, &[]))).expect("nft accepts the floor");
+        }
+    }
+
+    #[tokio::test]
+    async fn the_floor_refuses_blocked_ranges_and_the_hosts_addresses_in_both_modes() {
+        if !is_root() {
+            eprintln!("skipped: needs root");
+            return;
+        }
+        let names = Names { table: "acs_t5", floor: "acs_t5_floor_", netns_prefix: "acs5-", if_prefix: "v5-" };
+        let port = 39105;
+        let _forwarding = Forwarding::save();
+        let mut fx = Fixture::new(names, "10.198.5.0/24", port);
+        let decoy = Decoy::new(5);
+        // Blocked ranges a machine could route to: private, shared (carrier-grade NAT), benchmarking.
+        let blocked = [Ipv4Addr::new(10, 202, 5, 2), Ipv4Addr::new(100, 64, 5, 2), Ipv4Addr::new(198, 18, 5, 2)];
+        for ip in blocked {
+            decoy.also(ip);
+        }
+        let _web = listen_in(Some(&decoy.path()), Ipv4Addr::UNSPECIFIED, 8000);
+        let _host_service = listen_in(None, Ipv4Addr::UNSPECIFIED, port + 1);
+        let open = fx.create(true).await;
+        let limited = fx.create(false).await;
+        let _proxies = [listen_in(None, open.host_ip, port), listen_in(None, limited.host_ip, port)];
+        settle(&open);
+        settle(&limited);
+
+        for ip in blocked {
+            let answers = TcpStream::connect_timeout(&SocketAddrV4::new(ip, 8000).into(), Duration::from_secs(2));
+            assert!(answers.is_ok(), "{ip} answers the host, so only the floor keeps machines out");
+        }
+        assert!(connect_from(&open.netns_path, decoy.ip, 8000).0, "unrestricted reaches a public address");
+        assert_refused_fast(&limited.netns_path, decoy.ip, 8000, "limited to a public address");
+        for (mode, lease) in [("unrestricted", &open), ("limited", &limited)] {
+            let ns = &lease.netns_path;
+            assert!(connect_from(ns, lease.host_ip, port).0, "{mode}: its proxy port");
+            for ip in blocked {
+                assert_refused_fast(ns, ip, 8000, &format!("{mode} to {ip}"));
+            }
+            assert_refused_fast(ns, Ipv4Addr::new(169, 254, 169, 254), 80, &format!("{mode} to the metadata service"));
+            assert_refused_fast(ns, decoy.host_ip, port + 1, &format!("{mode} to a public address of the host"));
+            if let Some(main) = main_address() {
+                assert_refused_fast(ns, main, port + 1, &format!("{mode} to the host's main address {main}"));
+            }
+            assert_refused_fast(ns, lease.host_ip, port + 1, &format!("{mode} to another port of its gateway"));
+        }
+        // The host still opens connections into a machine, and gets the replies.
+        let _service = listen_in(Some(&open.netns_path), open.sandbox_ip, 8000);
+        let into = TcpStream::connect_timeout(&SocketAddrV4::new(open.sandbox_ip, 8000).into(), Duration::from_secs(2));
+        assert!(into.is_ok(), "the host into a machine");
+    }
+
+    #[tokio::test]
+    async fn a_floor_installed_later_covers_running_machines_and_replaces_older_floors() {
+        if !is_root() {
+            eprintln!("skipped: needs root");
+            return;
+        }
+        let names = Names { table: "acs_t6", floor: "acs_t6_floor_", netns_prefix: "acs6-", if_prefix: "v6-" };
+        let _forwarding = Forwarding::save();
+        let mut fx = Fixture::new(names, "10.198.6.0/24", 39106);
+        let nft = fx.net.inner.tools.nft.clone();
+        let decoy = Decoy::new(6);
+        let private = Ipv4Addr::new(10, 202, 6, 2);
+        decoy.also(private);
+        let _web = listen_in(Some(&decoy.path()), Ipv4Addr::UNSPECIFIED, 8000);
+        // The host as an older server left it: the policy table, and instead of the current floor
+        // an obsolete one that refuses what the current one allows (the decoy's public address).
+        run(&nft, &["delete", "table", "inet", &names.floor_table()], None).expect("no floor");
+        let old = format!("{}0", names.floor);
+        let script = format!(
+            "add table inet {old}\nadd chain inet {old} prerouting {{ type filter hook prerouting priority -20; \
+             policy accept; }}\nadd rule inet {old} prerouting iifname \"v6-*\" ip daddr {} reject with tcp reset\n",
+            decoy.ip
+        );
+        run(&nft, &["-f", "-"], Some(&script)).expect("an obsolete floor");
+        let open = fx.create(true).await;
+        settle(&open);
+        assert!(connect_from(&open.netns_path, private, 8000).0, "without the floor the private address answers");
+        assert_refused_fast(&open.netns_path, decoy.ip, 8000, "the obsolete floor");
+        let kept = inside(&open.netns_path, move || {
+            TcpStream::connect_timeout(&SocketAddrV4::new(private, 8000).into(), Duration::from_secs(2))
+                .expect("a connection opened before the floor")
+        });
+
+        // A current server starts on the host.
+        HostNet::init_with(fx.net.inner.cfg.clone(), names).expect("init");
+        let tables = output(&nft, &["list", "tables", "inet"]).expect("tables");
+        assert!(tables.contains(&format!("table inet {}\n", names.floor_table())), "{tables}");
+        assert!(!tables.contains(&format!("table inet {old}\n")), "{tables}");
+        assert!(connect_from(&open.netns_path, decoy.ip, 8000).0, "the obsolete floor is gone");
+        assert_refused_fast(&open.netns_path, private, 8000, "a machine that was already running");
+        // The connection opened before the floor is cut at its next packet.
+        kept.set_read_timeout(Some(Duration::from_secs(2))).expect("timeout");
+        std::io::Write::write_all(&mut &kept, b"x").expect("write");
+        let err = (&kept).read(&mut [0u8; 1]).expect_err("reset");
+        assert_eq!(err.kind(), io::ErrorKind::ConnectionReset, "{err}");
+    }
+
+    #[tokio::test]
+    async fn the_floor_alone_refuses_the_hosts_addresses_and_blocked_ipv6_ranges() {
+        if !is_root() {
+            eprintln!("skipped: needs root");
+            return;
+        }
+        let names = Names { table: "acs_t7", floor: "acs_t7_floor_", netns_prefix: "acs7-", if_prefix: "v7-" };
+        let port = 39107;
+        let mut fx = Fixture::new(names, "10.198.7.0/24", port);
+        let nft = fx.net.inner.tools.nft.clone();
+        let decoy = Decoy::new(7);
+        let machine = fx.create(false).await;
+        let (ns, host_if) = (machine.netns.clone(), machine.host_if.clone());
+        // IPv6 in this test machine (real ones have none), with static neighbours: the floor
+        // refuses neighbour discovery as it refuses any multicast.
+        inside(&machine.netns_path, || {
+            for scope in ["all", "default", "eth0"] {
+                fs::write(format!("/proc/sys/net/ipv6/conf/{scope}/disable_ipv6"), "0").expect("IPv6 on");
+            }
+        });
+        let mac = |cmd: String| sh(&cmd).1.split_whitespace().nth(2).expect("a MAC address").to_owned();
+        let (host_mac, machine_mac) =
+            (mac(format!("ip -br link show {host_if}")), mac(format!("ip -n {ns} -br link show eth0")));
+        let (host6, machine6): (Ipv6Addr, Ipv6Addr) = ("fd98:7::1".parse().unwrap(), "fd98:7::2".parse().unwrap());
+        let (ok, _) = sh(&format!(
+            "ip addr add {host6}/64 dev {host_if} nodad && \
+             ip neigh replace {machine6} lladdr {machine_mac} dev {host_if} nud permanent && \
+             ip -n {ns} addr add {machine6}/64 dev eth0 nodad && \
+             ip -n {ns} neigh replace {host6} lladdr {host_mac} dev eth0 nud permanent && \
+             ip -n {ns} -6 route add default via {host6}"
+        ));
+        assert!(ok, "IPv6 wiring");
+        let listen = |addr: SocketAddr| TcpListener::bind(addr).expect("bind");
+        let _services = [
+            listen(SocketAddr::new(machine.host_ip.into(), port)),
+            listen(SocketAddr::new(host6.into(), port)),
+            listen(SocketAddr::new(host6.into(), port + 1)),
+            listen(SocketAddr::new(decoy.host_ip.into(), port + 1)),
+        ];
+        // Without any table the host's addresses answer the machine.
+        for table in [names.table.to_owned(), names.floor_table()] {
+            run(&nft, &["delete", "table", "inet", &table], None).expect("delete");
+        }
+        settle(&machine);
+        for (ip, p) in [(IpAddr::from(decoy.host_ip), port + 1), (host6.into(), port + 1), (host6.into(), port)] {
+            assert!(connect_from(&machine.netns_path, ip, p).0, "{ip} port {p} without tables");
+        }
+
+        // The floor alone.
+        run(&nft, &["-f", "-"], Some(&floor_script(names, port, &[]))).expect("floor");
+        assert!(connect_from(&machine.netns_path, machine.host_ip, port).0, "the proxy port over IPv4");
+        let refused: [(IpAddr, u16, &str); 7] = [
+            (decoy.host_ip.into(), port + 1, "a public address of the host"),
+            (machine.host_ip.into(), port + 1, "another port of its gateway"),
+            (host6.into(), port + 1, "the host over IPv6"),
+            (host6.into(), port, "the proxy port over IPv6"),
+            ("fd00:dead::1".parse().unwrap(), 80, "unique local"),
+            ("64:ff9b::a9fe:a9fe".parse().unwrap(), 80, "the metadata service over NAT64"),
+            ("2002:a9fe:a9fe::1".parse().unwrap(), 80, "the metadata service over 6to4"),
+        ];
+        for (ip, p, what) in refused {
+            assert_refused_fast(&machine.netns_path, ip, p, what);
+        }
+        drop(decoy);
     }
 }
