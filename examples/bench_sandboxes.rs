@@ -1,12 +1,15 @@
 //! Benchmark of `local` sandboxes, in one run: create-to-`ready` of a machine
 //! without setup against a bare `bwrap ... /bin/true`, exec round trip
 //! through the supervisor, checkpoint of a 100 MB home, idle memory per
-//! machine, and many machines at once. Needs root, bubblewrap, nftables and
-//! iproute2 (scripts/setup). Run through `bench/run`, or alone:
+//! machine, many machines at once, and the seccomp filter's cost on a
+//! syscall-heavy command (`git status` over a large tree). Needs root,
+//! bubblewrap, nftables and iproute2 (scripts/setup). Run through
+//! `bench/run`, or alone:
 //!
 //!     cargo build --release --bin sandboxd && cargo run --release --example bench_sandboxes
 //!
-//! Knobs: BENCH_SANDBOX_RUNS (20), BENCH_SANDBOXES_AT_ONCE (100).
+//! Knobs: BENCH_SANDBOX_RUNS (20), BENCH_SANDBOXES_AT_ONCE (100),
+//! BENCH_GIT_FILES (20000).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -54,6 +57,84 @@ fn bare_bwrap(runs: usize) -> Vec<f64> {
         })
         .skip(3)
         .collect()
+}
+
+/// `git status` over a tree of `files` files in bwrap, with and without the
+/// machines' seccomp filter, alternating: (with, without) wall times in ms.
+fn git_status_with_and_without_seccomp(files: usize, runs: usize) -> (Vec<f64>, Vec<f64>) {
+    use std::io::Seek;
+    let repo = std::env::temp_dir().join(format!("acs-bench-git-{}", Uuid::new_v4().simple()));
+    for i in 0..files {
+        let dir = repo.join(format!("d{}", i % 200));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(format!("f{i}.txt")), format!("line {i}\n")).unwrap();
+    }
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(["-c", "user.email=b@b", "-c", "user.name=b"])
+            .args(args)
+            .current_dir(&repo)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "tree"]);
+    let program = acs::core::provider::local::seccomp::program_bytes();
+    let run = |filtered: bool| {
+        let mut memfd = tempfile_with(&program);
+        memfd.rewind().unwrap();
+        let repo_arg = repo.display().to_string();
+        let mut cmd = std::process::Command::new("bwrap");
+        cmd.args(["--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/usr"])
+            .args(["--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64"])
+            .args(["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", &repo_arg, "/repo"]);
+        if filtered {
+            use std::os::fd::AsRawFd;
+            let fd = memfd.as_raw_fd();
+            // SAFETY: fcntl in the child before exec, on a descriptor it inherited.
+            unsafe {
+                std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
+                    if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+            cmd.args(["--seccomp", &fd.to_string()]);
+        }
+        cmd.args(["git", "-c", "safe.directory=*", "-C", "/repo", "status", "--porcelain"]);
+        let t = Instant::now();
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        t.elapsed().as_secs_f64() * 1000.0
+    };
+    // Warm the page cache and git's index first.
+    run(false);
+    run(true);
+    let (mut with, mut without) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        with.push(run(true));
+        without.push(run(false));
+    }
+    let _ = std::fs::remove_dir_all(&repo);
+    (with, without)
+}
+
+/// An anonymous file holding `bytes`.
+fn tempfile_with(bytes: &[u8]) -> std::fs::File {
+    use std::io::Write;
+    use std::os::fd::FromRawFd;
+    // SAFETY: memfd_create with a static name; the descriptor is owned by the File at once.
+    let fd = unsafe { libc::memfd_create(c"bench-seccomp".as_ptr(), libc::MFD_CLOEXEC) };
+    assert!(fd >= 0, "memfd_create");
+    // SAFETY: a fresh descriptor nothing else owns.
+    let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
+    f.write_all(bytes).unwrap();
+    f
 }
 
 async fn ready(state: &acs::core::AppState, id: Uuid) {
@@ -181,6 +262,10 @@ async fn main() {
         sandboxes::reclaim(&state, *id).await.unwrap();
     }
 
+    // 6. the seccomp filter on a syscall-heavy command.
+    let files = env_or("BENCH_GIT_FILES", 20_000);
+    let (mut with, mut without) = git_status_with_and_without_seccomp(files, 15);
+
     println!("| local sandboxes | p50 | p90 | goal |");
     println!("| --- | ---: | ---: | --- |");
     let (b50, b90) = (percentile(&mut bare, 0.5), percentile(&mut bare, 0.9));
@@ -196,6 +281,13 @@ async fn main() {
         pss_kib as f64 / 1024.0
     );
     println!("| machines at once: {alive} of {at_once} answering, all ready in {all_ready:.1} s | | | |");
+    let (w50, w90) = (percentile(&mut with, 0.5), percentile(&mut with, 0.9));
+    let (o50, o90) = (percentile(&mut without, 0.5), percentile(&mut without, 0.9));
+    println!("| `git status` over {files} files in bwrap, without the seccomp filter (15 runs) | {o50:.1} ms | {o90:.1} ms | |");
+    println!(
+        "| the same with the machines' seccomp filter | {w50:.1} ms | {w90:.1} ms | +{:.1}% at p50 |",
+        (w50 / o50 - 1.0) * 100.0
+    );
 
     running.shutdown().await.unwrap();
     acs::core::provider::local::purge_blocking(
