@@ -283,7 +283,9 @@ async fn main() {
     println!("| machines at once: {alive} of {at_once} answering, all ready in {all_ready:.1} s | | | |");
     let (w50, w90) = (percentile(&mut with, 0.5), percentile(&mut with, 0.9));
     let (o50, o90) = (percentile(&mut without, 0.5), percentile(&mut without, 0.9));
-    println!("| `git status` over {files} files in bwrap, without the seccomp filter (15 runs) | {o50:.1} ms | {o90:.1} ms | |");
+    println!(
+        "| `git status` over {files} files in bwrap, without the seccomp filter (15 runs) | {o50:.1} ms | {o90:.1} ms | |"
+    );
     println!(
         "| the same with the machines' seccomp filter | {w50:.1} ms | {w90:.1} ms | +{:.1}% at p50 |",
         (w50 / o50 - 1.0) * 100.0

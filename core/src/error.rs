@@ -170,6 +170,13 @@ impl From<sqlx::Error> for ApiError {
     }
 }
 
+impl From<crate::secrets::CryptoError> for ApiError {
+    fn from(e: crate::secrets::CryptoError) -> Self {
+        tracing::error!(error = %e, "secret encryption failed");
+        ApiError::internal()
+    }
+}
+
 impl std::fmt::Display for ApiError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} {}", self.status, self.error)

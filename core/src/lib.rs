@@ -4,20 +4,14 @@
 //! [`extension::Extension`] trait and `inventory`; see `DESIGN.md` section 2.
 
 pub mod accounts;
-pub mod acp;
 pub mod agents;
 pub mod audit;
 pub mod auth;
-pub mod blocklist;
-pub mod cache;
 pub mod catalog;
-pub mod config;
 pub mod conversations;
 pub mod credentials;
 pub mod credits;
-pub mod db;
 pub mod docs;
-pub mod egress;
 pub mod environments;
 pub mod error;
 pub mod events;
@@ -26,22 +20,55 @@ pub mod health;
 pub mod http;
 pub mod inference;
 pub mod keys;
-pub mod mail;
-pub mod metrics;
-pub mod provider;
 pub mod queue;
 pub mod ratelimit;
 pub mod replicas;
-pub mod runtimes;
 pub mod sandboxes;
 pub mod search;
-pub mod secrets;
 pub mod server;
 pub mod state;
 pub mod team;
-pub mod time_fmt;
 pub mod vaults;
 pub mod webhooks;
+
+// The lower layers, under the paths every module of this crate (and the
+// tests) already use.
+pub use acs_machine::{acp, egress, provider, runtimes};
+pub use acs_store::{blocklist, cache, db, mail, metrics, secrets, time_fmt};
+
+/// The configuration of this build: acs-store's, with the sections and
+/// flags of the compiled-in extensions.
+pub mod config {
+    use std::path::Path;
+
+    pub use acs_store::config::*;
+
+    pub fn sections() -> Vec<Section> {
+        crate::extension::all()
+            .iter()
+            .map(|e| Section {
+                name: e.name(),
+                enabled_by_default: e.enabled_by_default(),
+                defaults: e.config_defaults(),
+            })
+            .collect()
+    }
+
+    /// Defaults, then the file, then the environment.
+    pub fn figment(file: Option<&Path>) -> figment::Figment {
+        figment_with(file, &sections())
+    }
+
+    /// Loads and checks the configuration.
+    pub fn load(file: Option<&Path>) -> Result<Loaded, ConfigError> {
+        load_with(file, &sections())
+    }
+
+    /// Checks a figment stack.
+    pub fn from_figment(figment: figment::Figment) -> Result<Loaded, ConfigError> {
+        from_figment_with(figment, &sections())
+    }
+}
 
 pub use error::{ApiError, ApiResult};
 pub use extension::Extension;

@@ -50,7 +50,7 @@ async fn connect(addrs: &[SocketAddr]) -> Result<TcpStream, Refusal> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::blocklist::AddressRules;
+    use acs_store::blocklist::AddressRules;
 
     fn policy(blocked: &[&str], always: &[&str]) -> Policy {
         Policy {

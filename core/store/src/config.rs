@@ -13,7 +13,18 @@ use figment::value::{Dict, Value};
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 
-use crate::extension;
+/// How many host uids above `sandbox.uid_base` machines are given.
+pub const SANDBOX_UID_SPAN: u32 = 1 << 24;
+
+/// What the configuration knows of a compiled-in extension: its section and
+/// its runtime flag. The server's extension host supplies the list.
+#[derive(Debug, Clone)]
+pub struct Section {
+    pub name: &'static str,
+    pub enabled_by_default: bool,
+    /// The defaults of `[<name>]`, when the extension has a section.
+    pub defaults: Option<serde_json::Value>,
+}
 
 /// Environment variables with the `ACS_` prefix that belong to a sandbox's
 /// inside (DESIGN section 5), not to the server's configuration.
@@ -496,14 +507,14 @@ pub enum ConfigError {
     Invalid { key: String, message: String },
 }
 
-/// Builds the figment stack: defaults (core and every compiled-in extension),
+/// Builds the figment stack: defaults (core and every section given),
 /// the file (if any), then the environment.
-pub fn figment(file: Option<&Path>) -> Figment {
+pub fn figment_with(file: Option<&Path>, sections: &[Section]) -> Figment {
     let mut fig = Figment::from(Serialized::defaults(Config::default()));
-    for ext in extension::all() {
-        fig = fig.merge(Serialized::default(&format!("features.{}", ext.name()), ext.enabled_by_default()));
-        if let Some(defaults) = ext.config_defaults() {
-            fig = fig.merge(Serialized::default(ext.name(), defaults));
+    for ext in sections {
+        fig = fig.merge(Serialized::default(&format!("features.{}", ext.name), ext.enabled_by_default));
+        if let Some(defaults) = &ext.defaults {
+            fig = fig.merge(Serialized::default(ext.name, defaults));
         }
     }
     if let Some(path) = file {
@@ -517,9 +528,9 @@ pub fn figment(file: Option<&Path>) -> Figment {
 }
 
 /// Loads and checks the configuration.
-pub fn load(file: Option<&Path>) -> Result<Loaded, ConfigError> {
+pub fn load_with(file: Option<&Path>, sections: &[Section]) -> Result<Loaded, ConfigError> {
     check_file_exists(file)?;
-    from_figment(figment(file))
+    from_figment_with(figment_with(file, sections), sections)
 }
 
 fn check_webhooks(w: &WebhooksConfig) -> Result<(), ConfigError> {
@@ -569,9 +580,10 @@ fn check_file_exists(file: Option<&Path>) -> Result<(), ConfigError> {
     }
 }
 
-pub fn from_figment(figment: Figment) -> Result<Loaded, ConfigError> {
+/// Checks a figment stack: every key known, every value in range.
+pub fn from_figment_with(figment: Figment, sections: &[Section]) -> Result<Loaded, ConfigError> {
     let config: Config = figment.extract().map_err(Box::new)?;
-    let extension_names: Vec<&str> = extension::all().iter().map(|e| e.name()).collect();
+    let extension_names: Vec<&str> = sections.iter().map(|e| e.name).collect();
     for key in config.extensions.keys() {
         if !extension_names.contains(&key.as_str()) {
             return Err(ConfigError::UnknownKey(key.clone()));
@@ -613,11 +625,11 @@ pub fn from_figment(figment: Figment) -> Result<Loaded, ConfigError> {
     check_webhooks(&config.webhooks)?;
     // Machines' uids: above every ordinary account, and the whole range a valid uid.
     if config.sandbox.uid_base < 65536
-        || u64::from(config.sandbox.uid_base) + u64::from(crate::provider::local::owner::SPAN) >= u64::from(u32::MAX)
+        || u64::from(config.sandbox.uid_base) + u64::from(SANDBOX_UID_SPAN) >= u64::from(u32::MAX)
     {
         return Err(ConfigError::Invalid {
             key: "sandbox.uid_base".into(),
-            message: format!("must be from 65536 to {}", u32::MAX - crate::provider::local::owner::SPAN - 1),
+            message: format!("must be from 65536 to {}", u32::MAX - SANDBOX_UID_SPAN - 1),
         });
     }
     if !(config.queue.poll_interval_seconds > 0.0 && config.queue.poll_interval_seconds <= 3600.0) {
@@ -687,6 +699,10 @@ fn mask(value: Value) -> Value {
 mod tests {
     use super::*;
     use figment::Jail;
+
+    fn load(file: Option<&Path>) -> Result<Loaded, ConfigError> {
+        load_with(file, &[])
+    }
 
     #[test]
     fn defaults_follow_the_spec_limits() {

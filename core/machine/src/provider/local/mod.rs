@@ -44,8 +44,8 @@ use super::{
     BoxFut, CheckpointInfo, ExecOutput, Limits, MachineSpec, MachineState, NetworkPolicy, ProviderError,
     ProviderResult, SandboxProvider, Started, Supervisor,
 };
-use crate::blocklist::AddressRules;
 use crate::egress::{self, EgressSink, ProxyHandle};
+use acs_store::blocklist::AddressRules;
 use sandboxd::client::{ExecExit, Peer};
 
 /// How long a starting supervisor may take to answer.

@@ -17,8 +17,8 @@ use uuid::Uuid;
 
 use crate::config::DatabaseConfig;
 
-static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
-static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
+static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../../migrations/sqlite");
+static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../../migrations/postgres");
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {

@@ -44,13 +44,6 @@ pub enum CryptoError {
     Keyring(#[from] KeyringError),
 }
 
-impl From<CryptoError> for crate::ApiError {
-    fn from(e: CryptoError) -> Self {
-        tracing::error!(error = %e, "secret encryption failed");
-        crate::ApiError::internal()
-    }
-}
-
 /// Seals `plaintext` under `key` with associated data `aad`: `v1:` + base64(nonce || ciphertext).
 pub fn seal(key: &[u8; 32], aad: &str, plaintext: &[u8]) -> String {
     let cipher = XChaCha20Poly1305::new_from_slice(key).expect("a 32-byte key");

@@ -1,7 +1,7 @@
 //! Host networking of `local` machines: one network namespace per machine,
 //! joined to the host by a veth pair on its own /30, and two static nftables
 //! tables. The floor (`inet acs_floor_<version>`) refuses, in every mode, the
-//! shared block list (`crate::blocklist`) and the host's own addresses, but
+//! shared block list (`acs_store::blocklist`) and the host's own addresses, but
 //! for the egress proxy on the host end of the machine's own veth. The policy
 //! (`inet acs`) lets a machine reach only that proxy or, when unrestricted,
 //! any unicast address outside the machines' subnet.
@@ -24,7 +24,7 @@ use std::sync::Arc;
 use ipnet::Ipv4Net;
 use uuid::Uuid;
 
-use crate::blocklist;
+use acs_store::blocklist;
 
 #[derive(Debug, Clone)]
 pub struct NetConfig {

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::{MOUNT, Pinned};
-use crate::config::BaseUrls;
+use acs_store::config::BaseUrls;
 
 /// Gemini's model when neither the conversation nor the agent names one: its
 /// own default (`auto`) routes every turn through a classifier model first.

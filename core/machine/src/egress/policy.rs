@@ -4,7 +4,7 @@
 use std::net::IpAddr;
 
 use super::target::{Target, normalize_host};
-use crate::blocklist::AddressRules;
+use acs_store::blocklist::AddressRules;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Policy {

@@ -9,7 +9,7 @@ use tokio::net::{TcpListener, TcpStream};
 use uuid::Uuid;
 
 use super::*;
-use crate::blocklist::AddressRules;
+use acs_store::blocklist::AddressRules;
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 

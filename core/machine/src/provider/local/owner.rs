@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use uuid::Uuid;
 
 /// How many uids are handed out above the base.
-pub const SPAN: u32 = 1 << 24;
+pub const SPAN: u32 = acs_store::config::SANDBOX_UID_SPAN;
 
 #[derive(Debug, Clone)]
 pub struct Owners {

@@ -37,7 +37,7 @@ mod tests {
             allow_all: false,
             allowed_hosts: vec!["example.com".into()],
             always_allowed: vec![],
-            addresses: crate::blocklist::AddressRules::blocking(vec![]),
+            addresses: acs_store::blocklist::AddressRules::blocking(vec![]),
             aliases: vec![],
         };
         let allowed = Target::parse("example.com:443", None).unwrap();
