@@ -290,6 +290,59 @@ impl Redactor {
     }
 }
 
+/// Redacts a command's output as it arrives in pieces: text is shown once
+/// it cannot be the beginning of a secret (see [`Redactor::redact_stream`]),
+/// and a char split between two pieces is joined before it is decoded.
+pub struct OutputRedaction<'a> {
+    redactor: &'a Redactor,
+    /// The bytes of a char the last piece began.
+    partial: Vec<u8>,
+    /// Decoded text held back.
+    held: String,
+}
+
+impl<'a> OutputRedaction<'a> {
+    pub fn new(redactor: &'a Redactor) -> Self {
+        OutputRedaction { redactor, partial: Vec::new(), held: String::new() }
+    }
+
+    /// The redacted text that can be shown after this piece (maybe empty).
+    pub fn push(&mut self, piece: &[u8]) -> String {
+        self.partial.extend_from_slice(piece);
+        let whole = complete_chars(&self.partial);
+        self.held.push_str(&String::from_utf8_lossy(&self.partial[..whole]));
+        self.partial.drain(..whole);
+        let (shown, held) = self.redactor.redact_stream(&self.held);
+        self.held = held;
+        shown
+    }
+
+    /// What is left once the output ended, redacted.
+    pub fn finish(mut self) -> String {
+        self.held.push_str(&String::from_utf8_lossy(&self.partial));
+        self.redactor.redact_str(&self.held)
+    }
+}
+
+/// How many bytes of `b` end on a char boundary: a UTF-8 sequence begun in
+/// the last three bytes and not finished stays out.
+fn complete_chars(b: &[u8]) -> usize {
+    for back in 1..=b.len().min(3) {
+        let lead = b[b.len() - back];
+        if lead & 0xC0 == 0x80 {
+            continue;
+        }
+        let needs = match lead {
+            0xF0.. => 4,
+            0xE0.. => 3,
+            0xC0.. => 2,
+            _ => 1,
+        };
+        return if back < needs { b.len() - back } else { b.len() };
+    }
+    b.len()
+}
+
 /// `input` with each span replaced by the marker, and where the markers start.
 fn replace(input: &[u8], spans: &[Span]) -> (Vec<u8>, Vec<usize>) {
     let mut out = Vec::with_capacity(input.len());
@@ -312,6 +365,24 @@ fn utf8(text: &str, truncated: bool) -> Rendered {
 #[cfg(test)]
 mod stream_tests {
     use super::*;
+
+    #[test]
+    fn command_output_is_redacted_across_pieces_and_chars() {
+        let r = Redactor::new(["pässwörd".to_owned()]);
+        let mut out = OutputRedaction::new(&r);
+        let bytes = "ok pässwörd é!".as_bytes();
+        // Byte by byte: every char and the secret are split somewhere.
+        let mut shown: String = bytes.iter().map(|b| out.push(std::slice::from_ref(b))).collect();
+        shown.push_str(&out.finish());
+        assert_eq!(shown, "ok [REDACTED] é!");
+        // A char left unfinished at the end is shown as a replacement, never lost silently.
+        let mut out = OutputRedaction::new(&r);
+        assert_eq!(out.push(b"x\xc3"), "x");
+        assert_eq!(out.finish(), "\u{fffd}");
+        assert_eq!(complete_chars(b"\xf0\x9f\x98"), 0);
+        assert_eq!(complete_chars(b"a\xf0\x9f\x98\x80"), 5);
+        assert_eq!(complete_chars(b"\x80\x80\x80"), 3);
+    }
 
     #[test]
     fn a_value_split_across_pieces_is_never_shown() {
