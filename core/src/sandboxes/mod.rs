@@ -289,7 +289,7 @@ pub async fn start(state: &AppState, addr: SocketAddr) -> Result<impl Future<Out
         blocked_nets: cfg.blocked_cidrs.clone(),
         request_timeout: Duration::from_secs(cfg.egress_timeout_seconds),
     };
-    let sink = Arc::new(egress_log::DbSink::start(state.db.clone()));
+    let sink = Arc::new(egress_log::DbSink::start(state.clone()));
     let provider: Arc<dyn SandboxProvider> = Arc::new(LocalProvider::new(local, sink)?);
     let _ = state.sandboxes.set(Arc::new(Sandboxes::new(provider, api_url, cfg)));
     Ok(service::idle_sweeper(state.clone()))
