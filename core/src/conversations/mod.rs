@@ -81,6 +81,18 @@ pub(crate) async fn merge_labels(
     Ok(())
 }
 
+/// Label changes sent with `machine`'s callback key, redacted with the
+/// machine's secrets (see `rules::redact_labels`).
+pub(crate) async fn machine_labels(
+    state: &AppState,
+    machine: Uuid,
+    changes: BTreeMap<String, Option<String>>,
+) -> ApiResult<BTreeMap<String, Option<String>>> {
+    let row = crate::sandboxes::store::get(&state.db, machine).await?.ok_or_else(ApiError::internal)?;
+    let redactor = crate::sandboxes::service::machine_redactor(state, &row).await?;
+    Ok(rules::redact_labels(changes, &redactor))
+}
+
 /// The caller must own an override vault (404 otherwise).
 pub(crate) async fn check_vault(state: &AppState, account_id: Uuid, id: Uuid) -> ApiResult<()> {
     sqlx::query("SELECT id FROM vaults WHERE id = $1 AND account_id = $2")
@@ -459,7 +471,11 @@ async fn set_labels(
         ));
     }
     let Json(patch) = body.map_err(rules::label_errors_by_key)?;
-    merge_labels(&state, id, &patch.labels).await?;
+    let changes = match p.sandbox_id {
+        Some(machine) => machine_labels(&state, machine, patch.labels).await?,
+        None => patch.labels,
+    };
+    merge_labels(&state, id, &changes).await?;
     Ok(ok(Conversation::from(&reread(&state, id).await?)))
 }
 

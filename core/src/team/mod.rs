@@ -90,8 +90,11 @@ pub async fn message(state: &AppState, account_id: Uuid, agent_id: Uuid, msg: Me
         conv_rules::check_client_request_id(&mut v, c);
     }
     v.finish()?;
-    let changes: BTreeMap<String, Option<String>> =
+    let mut changes: BTreeMap<String, Option<String>> =
         msg.labels.iter().map(|(k, v)| (k.clone(), Some(v.clone()))).collect();
+    if let Some(machine) = msg.sandbox_id {
+        changes = crate::conversations::machine_labels(state, machine, changes).await?;
+    }
     // Bad labels are refused before anything is opened or merged.
     conv_rules::merge_labels(&Labels::new(), &changes)?;
     let autonomous = msg.origin == "autonomous";

@@ -56,6 +56,11 @@ impl Transcript {
         self.redactor.redact_str(s)
     }
 
+    /// The turn's redactor: the machine's secrets and the turn's model credential.
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
+    }
+
     /// Text held back so far, shown now (before any other event, and at the end of the turn).
     pub fn flush(&mut self) -> Option<NewEvent> {
         let (kind, text) = self.held.take()?;
