@@ -6,6 +6,7 @@ mod common;
 mod accounts;
 mod agents;
 mod attach;
+mod callback_key;
 mod capacity;
 mod cli;
 mod conversations;

@@ -326,7 +326,7 @@ pub async fn start(
     };
     let machine = MachineRequest { mode: req.sandbox_mode, machine_name, attach: attached };
     let row = engine::create(state, &agent, new, machine).await?;
-    signal::conversations_changed(state, account_id).await;
+    signal::conversations_changed(state, account_id, row.sandbox_id).await;
     let undelivered = |error| StartError::Undelivered { conversation_id: row.id, resumed: false, error };
     if let Some(prompt) = &req.prompt {
         let input = first_prompt(req, prompt, images, how);
@@ -577,6 +577,10 @@ async fn answer_permission(
     Path((id, request_id)): Path<(Uuid, String)>,
     Json(req): Json<PermissionAnswerRequest>,
 ) -> ApiResult<StatusCode> {
+    // An `ask` is for a person: the agent may not answer its own requests with its machine's key.
+    if p.scope == Scope::Sandbox {
+        return Err(ApiError::insufficient_scope());
+    }
     let row = owned(&state, &p, id).await?;
     engine::answer_permission(&state, &row, &request_id, &req.option_id).await?;
     Ok(StatusCode::NO_CONTENT)
@@ -592,7 +596,7 @@ async fn terminate(State(state): State<AppState>, p: Principal, Path(id): Path<U
         return Ok(ok(Conversation::from(&row)));
     }
     engine::terminate(&state, &row).await?;
-    signal::conversations_changed(&state, p.account_id).await;
+    signal::conversations_changed(&state, p.account_id, row.sandbox_id).await;
     Ok(ok(Conversation::from(&reread(&state, id).await?)))
 }
 

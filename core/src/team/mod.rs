@@ -315,7 +315,7 @@ async fn put_teammate(
     tx.commit().await?;
     changed(&state, p.account_id, SignalKind::Team).await;
     if !stale.is_empty() {
-        signal::conversations_changed(&state, p.account_id).await;
+        signal::conversations_changed(&state, p.account_id, None).await;
     }
     let m = store::member(&state.db, p.account_id, agent_id).await?.ok_or_else(ApiError::internal)?;
     let status = if added { StatusCode::CREATED } else { StatusCode::OK };

@@ -35,7 +35,9 @@ pub async fn stamp(ctx: &TurnCtx, params: &Value) {
     };
     let changes = crate::conversations::rules::redact_labels(changes, ctx.transcript.redactor());
     match crate::conversations::merge_labels(&ctx.state, ctx.conversation_id, &changes).await {
-        Ok(()) => crate::events::signal::conversations_changed(&ctx.state, ctx.scope.account_id).await,
+        Ok(()) => {
+            crate::events::signal::conversations_changed(&ctx.state, ctx.scope.account_id, Some(ctx.sandbox_id)).await
+        }
         Err(e) => tracing::warn!(conversation = %ctx.conversation_id, "dropped a _service/labels stamp: {}", e.body()),
     }
 }
