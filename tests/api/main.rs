@@ -30,6 +30,7 @@ mod runtimes;
 mod sandboxes;
 mod schedules;
 mod search;
+mod selection;
 mod session_config;
 mod support;
 mod team;

@@ -10,6 +10,7 @@ pub mod model;
 pub mod policy;
 pub mod reapply;
 pub mod rules;
+pub mod selection;
 pub mod store;
 
 use std::collections::BTreeMap;
@@ -485,7 +486,7 @@ async fn set_labels(
 #[utoipa::path(post, path = "/api/conversations/{id}/prompts", tag = "conversations", params(("id" = Uuid, Path)),
     request_body = PromptRequest,
     responses((status = 202, description = "Accepted or queued", body = Data<PromptResponse>),
-        (status = 409, description = "`conversation_busy`: a turn is running; `sandbox_at_capacity`: another conversation on the machine runs a turn of the same runtime (not for claude and codex); `inference_source_changed`: the agent's model changed since the conversation (without its own model) was applied: reapply it", body = crate::error::ErrorBody),
+        (status = 409, description = "`conversation_busy`: a turn is running; `sandbox_at_capacity`: another conversation on the machine runs a turn of the same runtime (not for claude and codex); `inference_source_changed`: the agent's model changed since the conversation (without its own model) was applied: reapply it; `selection_deleted` (with `field`: `agent`, `environment` or `vault`): that part of the conversation's selection was deleted", body = crate::error::ErrorBody),
         (status = 410, description = "`conversation_ended`", body = crate::error::ErrorBody),
         (status = 422, description = "`invalid_prompt`, `validation_failed` or `session_config_invalid`", body = crate::error::ErrorBody)))]
 async fn prompt(
@@ -531,6 +532,7 @@ async fn turns(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>
 /// Wakes the conversation's machine: `awake` when it is up, `waking` while it starts.
 #[utoipa::path(post, path = "/api/conversations/{id}/wake", tag = "conversations", params(("id" = Uuid, Path)),
     responses((status = 200, description = "The machine's state", body = Data<ConversationWakeResponse>),
+        (status = 409, description = "`selection_deleted` (with `field`): the conversation's agent, environment or vault was deleted", body = crate::error::ErrorBody),
         (status = 410, description = "`conversation_ended`", body = crate::error::ErrorBody)))]
 async fn wake(
     State(state): State<AppState>,

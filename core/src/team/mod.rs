@@ -349,7 +349,7 @@ async fn remove_teammate(
     request_body = TeamMessageRequest,
     responses((status = 202, description = "Accepted or queued", body = Data<TeamMessageResponse>),
         (status = 403, description = "`machine_may_not_label_another_conversation`", body = crate::error::ErrorBody),
-        (status = 409, description = "`conversation_busy`: the teammate's turn is running", body = crate::error::ErrorBody),
+        (status = 409, description = "`conversation_busy`: the teammate's turn is running; `selection_deleted` (with `field`): the agent, environment or vault of the teammate's conversation was deleted", body = crate::error::ErrorBody),
         (status = 422, description = "`invalid_prompt` or `validation_failed` (labels under `errors.labels`)",
             body = crate::error::ErrorBody)))]
 async fn send_message(
