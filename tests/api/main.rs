@@ -25,6 +25,7 @@ mod permissions;
 mod queue;
 mod reapply;
 mod receiver;
+mod redaction;
 mod replicas;
 mod runtimes;
 mod sandboxes;
