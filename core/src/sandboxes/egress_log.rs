@@ -74,7 +74,7 @@ async fn redactor<'a>(
 ) -> Option<&'a Redactor> {
     let now = Instant::now();
     cache.retain(|_, (at, _)| now.duration_since(*at) < REDACTOR_TTL);
-    if !cache.contains_key(&sandbox_id) {
+    if let std::collections::hash_map::Entry::Vacant(slot) = cache.entry(sandbox_id) {
         let built = match super::store::get(&state.db, sandbox_id).await {
             Ok(Some(row)) => super::service::machine_redactor(state, &row).await.map_err(|e| e.body().to_string()),
             Ok(None) => Ok(Redactor::default()),
@@ -82,7 +82,7 @@ async fn redactor<'a>(
         };
         match built {
             Ok(r) => {
-                cache.insert(sandbox_id, (now, r));
+                slot.insert((now, r));
             }
             Err(e) => {
                 tracing::warn!(sandbox = %sandbox_id, "egress record redactor not built, its texts are withheld: {e}");
