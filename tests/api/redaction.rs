@@ -198,4 +198,52 @@ git -c user.email=a@b -c user.name=a commit -q -m init"#;
     assert_clean("delivery log", &log);
 }
 
-crate::both!(secrets_never_leave_in_any_printed_form);
+/// What a machine sends with its callback key (a prompt, a team message to another teammate) is
+/// redacted with its secrets before it is stored: the other conversation's log does not know them.
+async fn what_a_machine_sends_with_its_key_is_redacted(b: Backend) {
+    let app = scripted_app(b, &[]).await;
+    let u = app.user().await;
+    let r = app.post("/api/vaults", &u.key, json!({"name": "v"})).await;
+    let vault = r.body["data"]["id"].as_str().unwrap().to_owned();
+    put(&app, &u, &format!("/api/vaults/{vault}/secrets/JSON_SECRET"), JSON_SECRET).await;
+    put(&app, &u, &format!("/api/vaults/{vault}/secrets/LABEL_SECRET"), LABEL_SECRET).await;
+    let sender = scripted_runtime_agent(&app, &u, "acp", json!({"vault_id": vault})).await;
+    let teammate = scripted_runtime_agent(&app, &u, "acp", json!({})).await;
+    let r = app.request(Method::PUT, &format!("/api/team/{teammate}"), Some(&u.key), Some(json!({}))).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let c = create_conversation(&app, &u, json!({"agent_id": sender, "prompt": "say: up"})).await;
+    let conv: Uuid = c["id"].as_str().unwrap().parse().unwrap();
+    let machine: Uuid = c["sandbox_id"].as_str().unwrap().parse().unwrap();
+    finished_turns(&app, conv, 1).await;
+    let key = sh(&app, machine, "printf %s \"$ACS_API_KEY\"").await.1;
+
+    let r = app
+        .post(
+            &format!("/api/conversations/{conv}/prompts"),
+            &key,
+            json!({"prompt": format!("say: self {JSON_SECRET}"), "client_request_id": format!("id-{LABEL_SECRET}")}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
+    assert_eq!(r.body["data"]["client_request_id"], "id-[REDACTED]");
+    let t = finished_turns(&app, conv, 2).await;
+    assert_eq!(
+        (t[1].prompt.as_str(), t[1].client_request_id.as_deref()),
+        ("say: self [REDACTED]", Some("id-[REDACTED]"))
+    );
+
+    let r = app
+        .post(&format!("/api/team/{teammate}/messages"), &key, json!({"prompt": format!("say: relay {JSON_SECRET}")}))
+        .await;
+    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
+    let other: Uuid = r.body["data"]["conversation_id"].as_str().unwrap().parse().unwrap();
+    let t = finished_turns(&app, other, 1).await;
+    assert_eq!(t[0].prompt, "say: relay [REDACTED]");
+    let turns = ok_data(&app, &u.key, &format!("/api/conversations/{other}/turns")).await;
+    assert_clean("teammate's turns", &turns);
+    let feed = ok_data(&app, &u.key, &format!("/api/conversations/{other}/events?prompts=true&blocks=true")).await;
+    assert_clean("teammate's events", &feed);
+    assert_clean("teammate's history", &ok_data(&app, &u.key, &format!("/api/conversations/{other}/history")).await);
+}
+
+crate::both!(secrets_never_leave_in_any_printed_form, what_a_machine_sends_with_its_key_is_redacted);

@@ -36,6 +36,7 @@ use crate::http::extract::Validator;
 use crate::http::{Data, Json, Path, ok};
 use crate::queue;
 use crate::sandboxes::model::ConversationStatus;
+use crate::sandboxes::redact::Redactor;
 use crate::state::AppState;
 use crate::time_fmt::now_micros;
 
@@ -82,16 +83,14 @@ pub(crate) async fn merge_labels(
     Ok(())
 }
 
-/// Label changes sent with `machine`'s callback key, redacted with the
-/// machine's secrets (see `rules::redact_labels`).
-pub(crate) async fn machine_labels(
-    state: &AppState,
-    machine: Uuid,
-    changes: BTreeMap<String, Option<String>>,
-) -> ApiResult<BTreeMap<String, Option<String>>> {
+/// Redacts what a machine sends with its callback key (labels, a prompt and
+/// its `client_request_id`, a team message) with the machine's secrets, like
+/// its output: it lands in lists, webhook payloads, and maybe another
+/// conversation's log, whose own redactor does not know this machine's
+/// secrets.
+pub(crate) async fn machine_redactor(state: &AppState, machine: Uuid) -> ApiResult<Redactor> {
     let row = crate::sandboxes::store::get(&state.db, machine).await?.ok_or_else(ApiError::internal)?;
-    let redactor = crate::sandboxes::service::machine_redactor(state, &row).await?;
-    Ok(rules::redact_labels(changes, &redactor))
+    crate::sandboxes::service::machine_redactor(state, &row).await
 }
 
 /// The caller must own an override vault (404 otherwise).
@@ -473,7 +472,7 @@ async fn set_labels(
     }
     let Json(patch) = body.map_err(rules::label_errors_by_key)?;
     let changes = match p.sandbox_id {
-        Some(machine) => machine_labels(&state, machine, patch.labels).await?,
+        Some(machine) => rules::redact_labels(patch.labels, &machine_redactor(&state, machine).await?),
         None => patch.labels,
     };
     merge_labels(&state, id, &changes).await?;
@@ -493,9 +492,14 @@ async fn prompt(
     State(state): State<AppState>,
     p: Principal,
     Path(id): Path<Uuid>,
-    Json(req): Json<PromptRequest>,
+    Json(mut req): Json<PromptRequest>,
 ) -> ApiResult<(StatusCode, Data<PromptResponse>)> {
     let row = owned(&state, &p, id).await?;
+    if let Some(machine) = p.sandbox_id {
+        let r = machine_redactor(&state, machine).await?;
+        req.prompt = r.redact_str(&req.prompt);
+        req.client_request_id = req.client_request_id.map(|c| r.redact_str(&c));
+    }
     rules::check_prompt(&req.prompt)?;
     let mut v = Validator::default();
     if let Some(c) = &req.client_request_id {

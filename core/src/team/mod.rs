@@ -82,8 +82,21 @@ fn may_not_label() -> ApiError {
 /// are merged into it before the turn is queued. 404 `not_found` when
 /// `agent_id` is not on the team; 409 `conversation_busy` while the
 /// teammate's turn runs.
-pub async fn message(state: &AppState, account_id: Uuid, agent_id: Uuid, msg: Message) -> ApiResult<MessageOutcome> {
+pub async fn message(
+    state: &AppState,
+    account_id: Uuid,
+    agent_id: Uuid,
+    mut msg: Message,
+) -> ApiResult<MessageOutcome> {
     let m = member(state, account_id, agent_id).await?;
+    let redactor = match msg.sandbox_id {
+        Some(machine) => Some(crate::conversations::machine_redactor(state, machine).await?),
+        None => None,
+    };
+    if let Some(r) = &redactor {
+        msg.prompt = r.redact_str(&msg.prompt);
+        msg.client_request_id = msg.client_request_id.map(|c| r.redact_str(&c));
+    }
     conv_rules::check_prompt(&msg.prompt)?;
     let mut v = Validator::default();
     if let Some(c) = &msg.client_request_id {
@@ -92,8 +105,8 @@ pub async fn message(state: &AppState, account_id: Uuid, agent_id: Uuid, msg: Me
     v.finish()?;
     let mut changes: BTreeMap<String, Option<String>> =
         msg.labels.iter().map(|(k, v)| (k.clone(), Some(v.clone()))).collect();
-    if let Some(machine) = msg.sandbox_id {
-        changes = crate::conversations::machine_labels(state, machine, changes).await?;
+    if let Some(r) = &redactor {
+        changes = conv_rules::redact_labels(changes, r);
     }
     // Bad labels are refused before anything is opened or merged.
     conv_rules::merge_labels(&Labels::new(), &changes)?;
