@@ -233,9 +233,14 @@ async fn what_a_machine_sends_with_its_key_is_redacted(b: Backend) {
     );
 
     let r = app
-        .post(&format!("/api/team/{teammate}/messages"), &key, json!({"prompt": format!("say: relay {JSON_SECRET}")}))
+        .post(
+            &format!("/api/team/{teammate}/messages"),
+            &key,
+            json!({"prompt": format!("say: relay {JSON_SECRET}"), "client_request_id": LABEL_SECRET}),
+        )
         .await;
     assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
+    assert_eq!(r.body["data"]["client_request_id"], "[REDACTED]");
     let other: Uuid = r.body["data"]["conversation_id"].as_str().unwrap().parse().unwrap();
     let t = finished_turns(&app, other, 1).await;
     assert_eq!(t[0].prompt, "say: relay [REDACTED]");

@@ -82,32 +82,16 @@ fn may_not_label() -> ApiError {
 /// are merged into it before the turn is queued. 404 `not_found` when
 /// `agent_id` is not on the team; 409 `conversation_busy` while the
 /// teammate's turn runs.
-pub async fn message(
-    state: &AppState,
-    account_id: Uuid,
-    agent_id: Uuid,
-    mut msg: Message,
-) -> ApiResult<MessageOutcome> {
+pub async fn message(state: &AppState, account_id: Uuid, agent_id: Uuid, msg: Message) -> ApiResult<MessageOutcome> {
     let m = member(state, account_id, agent_id).await?;
-    let redactor = match msg.sandbox_id {
-        Some(machine) => Some(crate::conversations::machine_redactor(state, machine).await?),
-        None => None,
-    };
-    if let Some(r) = &redactor {
-        msg.prompt = r.redact_str(&msg.prompt);
-        msg.client_request_id = msg.client_request_id.map(|c| r.redact_str(&c));
-    }
     conv_rules::check_prompt(&msg.prompt)?;
     let mut v = Validator::default();
     if let Some(c) = &msg.client_request_id {
         conv_rules::check_client_request_id(&mut v, c);
     }
     v.finish()?;
-    let mut changes: BTreeMap<String, Option<String>> =
+    let changes: BTreeMap<String, Option<String>> =
         msg.labels.iter().map(|(k, v)| (k.clone(), Some(v.clone()))).collect();
-    if let Some(r) = &redactor {
-        changes = conv_rules::redact_labels(changes, r);
-    }
     // Bad labels are refused before anything is opened or merged.
     conv_rules::merge_labels(&Labels::new(), &changes)?;
     let autonomous = msg.origin == "autonomous";
@@ -165,6 +149,18 @@ pub async fn message(
         }
         Submitted::Queued(request) => MessageOutcome::Queued(request),
     })
+}
+
+/// A message sent with a machine's callback key, its text, `client_request_id`
+/// and labels redacted with the machine's secrets (docs/conversations.md,
+/// "Labels from the agent"); any other message as it is.
+async fn redacted_for_sender(state: &AppState, mut msg: Message) -> ApiResult<Message> {
+    let Some(machine) = msg.sandbox_id else { return Ok(msg) };
+    let r = crate::conversations::machine_redactor(state, machine).await?;
+    msg.prompt = r.redact_str(&msg.prompt);
+    msg.client_request_id = msg.client_request_id.map(|c| r.redact_str(&c));
+    msg.labels = msg.labels.into_iter().map(|(k, v)| (r.redact_str(&k), r.redact_str(&v))).collect();
+    Ok(msg)
 }
 
 /// A teammate's bindings.
@@ -372,7 +368,6 @@ async fn send_message(
     body: Result<Json<TeamMessageRequest>, ApiError>,
 ) -> ApiResult<(StatusCode, Data<TeamMessageResponse>)> {
     let Json(req) = body.map_err(conv_rules::label_errors_by_key)?;
-    let client_request_id = req.client_request_id.clone();
     let msg = Message {
         prompt: req.prompt,
         labels: req.labels.unwrap_or_default(),
@@ -382,6 +377,8 @@ async fn send_message(
         run_id: None,
         sandbox_id: p.sandbox_id,
     };
+    let msg = redacted_for_sender(&state, msg).await?;
+    let client_request_id = msg.client_request_id.clone();
     let answer = match message(&state, p.account_id, agent_id, msg).await? {
         MessageOutcome::Delivered { conversation_id, status } => TeamMessageResponse {
             status,
