@@ -327,7 +327,8 @@ async fn claim_pending(state: &AppState, conversation_id: Uuid) -> Option<Opened
             // The prompt was answered `queued`: its turn fails in the open, naming a deleted
             // selection when that is why.
             let machine = machine_of(state, &conv).await.ok().flatten();
-            let e = super::selection::check(state, &conv, machine.as_ref()).await.err().unwrap_or(e);
+            let deleted = super::selection::check(state, &conv, machine.as_ref()).await.err();
+            let e = deleted.filter(|d| d.error == "selection_deleted").unwrap_or(e);
             refuse_queued(state, &conv, sandbox_id, &input, &e).await;
             None
         }
