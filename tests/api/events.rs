@@ -224,6 +224,18 @@ impl Sse {
         (f.id.expect("an event frame has an id"), f.data)
     }
 
+    /// Reads on until the server ends the stream: true when it did within `wait`.
+    pub async fn ends_within(&mut self, wait: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + wait;
+        loop {
+            match tokio::time::timeout_at(deadline, self.resp.chunk()).await {
+                Err(_) => return false,
+                Ok(Ok(Some(chunk))) => self.buf.push_str(&String::from_utf8_lossy(&chunk)),
+                Ok(Ok(None) | Err(_)) => return true,
+            }
+        }
+    }
+
     /// Frames until one named `event` (None: an event frame) arrives within 20 s.
     pub async fn until(&mut self, event: Option<&str>) -> (Frame, Vec<Frame>) {
         let mut before = Vec::new();
@@ -593,8 +605,8 @@ async fn conversations_signals_reach_the_all_conversations_stream(b: Backend) {
     assert_eq!(body["blocks"], json!([{"type": "text", "text": "shown"}]));
     assert!(body["duration_ms"].is_null());
     // Another account's signal is not sent here; ours is, without an id, between events.
-    events::signal::conversations_changed(app.state(), other.id.parse().unwrap()).await;
-    events::signal::conversations_changed(app.state(), u.id.parse().unwrap()).await;
+    events::signal::conversations_changed(app.state(), other.id.parse().unwrap(), None).await;
+    events::signal::conversations_changed(app.state(), u.id.parse().unwrap(), None).await;
     let after = write(&app, &scope, &lines(1)).await;
     let f = sse.frame().await;
     assert_eq!(f.event.as_deref(), Some("conversations"));
@@ -612,7 +624,7 @@ async fn conversations_signals_reach_the_all_conversations_stream(b: Backend) {
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         loop {
             assert!(std::time::Instant::now() < deadline, "the replica never heard of a signal");
-            events::signal::conversations_changed(app.state(), u.id.parse().unwrap()).await;
+            events::signal::conversations_changed(app.state(), u.id.parse().unwrap(), None).await;
             if let Some(f) = far.frame_within(Duration::from_millis(300)).await {
                 assert_eq!(f.event.as_deref(), Some("conversations"));
                 break;

@@ -10,6 +10,7 @@ pub mod model;
 pub mod policy;
 pub mod reapply;
 pub mod rules;
+pub mod selection;
 pub mod store;
 
 use std::collections::BTreeMap;
@@ -35,6 +36,7 @@ use crate::http::extract::Validator;
 use crate::http::{Data, Json, Path, ok};
 use crate::queue;
 use crate::sandboxes::model::ConversationStatus;
+use crate::sandboxes::redact::Redactor;
 use crate::state::AppState;
 use crate::time_fmt::now_micros;
 
@@ -79,6 +81,16 @@ pub(crate) async fn merge_labels(
     }
     tx.commit().await?;
     Ok(())
+}
+
+/// Redacts what a machine sends with its callback key (labels, a prompt and
+/// its `client_request_id`, a team message) with the machine's secrets, like
+/// its output: it lands in lists, webhook payloads, and maybe another
+/// conversation's log, whose own redactor does not know this machine's
+/// secrets.
+pub(crate) async fn machine_redactor(state: &AppState, machine: Uuid) -> ApiResult<Redactor> {
+    let row = crate::sandboxes::store::get(&state.db, machine).await?.ok_or_else(ApiError::internal)?;
+    crate::sandboxes::service::machine_redactor(state, &row).await
 }
 
 /// The caller must own an override vault (404 otherwise).
@@ -314,7 +326,7 @@ pub async fn start(
     };
     let machine = MachineRequest { mode: req.sandbox_mode, machine_name, attach: attached };
     let row = engine::create(state, &agent, new, machine).await?;
-    signal::conversations_changed(state, account_id).await;
+    signal::conversations_changed(state, account_id, row.sandbox_id).await;
     let undelivered = |error| StartError::Undelivered { conversation_id: row.id, resumed: false, error };
     if let Some(prompt) = &req.prompt {
         let input = first_prompt(req, prompt, images, how);
@@ -459,7 +471,11 @@ async fn set_labels(
         ));
     }
     let Json(patch) = body.map_err(rules::label_errors_by_key)?;
-    merge_labels(&state, id, &patch.labels).await?;
+    let changes = match p.sandbox_id {
+        Some(machine) => rules::redact_labels(patch.labels, &machine_redactor(&state, machine).await?),
+        None => patch.labels,
+    };
+    merge_labels(&state, id, &changes).await?;
     Ok(ok(Conversation::from(&reread(&state, id).await?)))
 }
 
@@ -469,16 +485,21 @@ async fn set_labels(
 #[utoipa::path(post, path = "/api/conversations/{id}/prompts", tag = "conversations", params(("id" = Uuid, Path)),
     request_body = PromptRequest,
     responses((status = 202, description = "Accepted or queued", body = Data<PromptResponse>),
-        (status = 409, description = "`conversation_busy`: a turn is running; `sandbox_at_capacity`: another conversation on the machine runs a turn of the same runtime (not for claude and codex); `inference_source_changed`: the agent's model changed since the conversation (without its own model) was applied: reapply it", body = crate::error::ErrorBody),
+        (status = 409, description = "`conversation_busy`: a turn is running; `sandbox_at_capacity`: another conversation on the machine runs a turn of the same runtime (not for claude and codex); `inference_source_changed`: the agent's model changed since the conversation (without its own model) was applied: reapply it; `selection_deleted` (with `field`: `agent`, `environment` or `vault`): that part of the conversation's selection was deleted", body = crate::error::ErrorBody),
         (status = 410, description = "`conversation_ended`", body = crate::error::ErrorBody),
         (status = 422, description = "`invalid_prompt`, `validation_failed` or `session_config_invalid`", body = crate::error::ErrorBody)))]
 async fn prompt(
     State(state): State<AppState>,
     p: Principal,
     Path(id): Path<Uuid>,
-    Json(req): Json<PromptRequest>,
+    Json(mut req): Json<PromptRequest>,
 ) -> ApiResult<(StatusCode, Data<PromptResponse>)> {
     let row = owned(&state, &p, id).await?;
+    if let Some(machine) = p.sandbox_id {
+        let r = machine_redactor(&state, machine).await?;
+        req.prompt = r.redact_str(&req.prompt);
+        req.client_request_id = req.client_request_id.map(|c| r.redact_str(&c));
+    }
     rules::check_prompt(&req.prompt)?;
     let mut v = Validator::default();
     if let Some(c) = &req.client_request_id {
@@ -515,6 +536,7 @@ async fn turns(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>
 /// Wakes the conversation's machine: `awake` when it is up, `waking` while it starts.
 #[utoipa::path(post, path = "/api/conversations/{id}/wake", tag = "conversations", params(("id" = Uuid, Path)),
     responses((status = 200, description = "The machine's state", body = Data<ConversationWakeResponse>),
+        (status = 409, description = "`selection_deleted` (with `field`): the conversation's agent, environment or vault was deleted", body = crate::error::ErrorBody),
         (status = 410, description = "`conversation_ended`", body = crate::error::ErrorBody)))]
 async fn wake(
     State(state): State<AppState>,
@@ -561,6 +583,10 @@ async fn answer_permission(
     Path((id, request_id)): Path<(Uuid, String)>,
     Json(req): Json<PermissionAnswerRequest>,
 ) -> ApiResult<StatusCode> {
+    // An `ask` is for a person: the agent may not answer its own requests with its machine's key.
+    if p.scope == Scope::Sandbox {
+        return Err(ApiError::insufficient_scope());
+    }
     let row = owned(&state, &p, id).await?;
     engine::answer_permission(&state, &row, &request_id, &req.option_id).await?;
     Ok(StatusCode::NO_CONTENT)
@@ -576,7 +602,7 @@ async fn terminate(State(state): State<AppState>, p: Principal, Path(id): Path<U
         return Ok(ok(Conversation::from(&row)));
     }
     engine::terminate(&state, &row).await?;
-    signal::conversations_changed(&state, p.account_id).await;
+    signal::conversations_changed(&state, p.account_id, row.sandbox_id).await;
     Ok(ok(Conversation::from(&reread(&state, id).await?)))
 }
 

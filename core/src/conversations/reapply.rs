@@ -311,7 +311,13 @@ pub(crate) async fn check_prompt(state: &AppState, conv: &ConversationRow) -> Ap
     if conv.model.is_some() {
         return Ok(());
     }
-    let agent = crate::agents::get_agent(state, conv.account_id, conv.agent_id).await?;
+    let agent = match crate::agents::get_agent(state, conv.account_id, conv.agent_id).await {
+        Ok(agent) => agent,
+        Err(e) if e.status == axum::http::StatusCode::NOT_FOUND => {
+            return Err(super::selection::Deleted::Agent.into());
+        }
+        Err(e) => return Err(e),
+    };
     check_agent_model(None, applied_of(state, conv.id).await?.as_ref(), agent.spec.model.as_deref())
 }
 

@@ -18,6 +18,7 @@ use crate::agents::{Runtime, rules as agent_rules};
 use crate::error::{ApiError, ApiResult, FieldErrors};
 use crate::http::extract::Validator;
 use crate::sandboxes::names;
+use crate::sandboxes::redact::Redactor;
 
 pub const MAX_TITLE: usize = 120;
 pub const MAX_CHANNEL_ID: usize = 255;
@@ -185,6 +186,20 @@ pub fn check_resume(
 /// A label key as shown in messages.
 fn shown(key: &str) -> String {
     format!("{key:?}")
+}
+
+/// Label changes a machine sends (its agent's `_service/labels`, or its
+/// callback key), with every secret of the machine in a key or a value read
+/// `[REDACTED]`: labels reach lists, streams and every webhook payload. The
+/// limits are checked afterwards, on what would be stored.
+pub fn redact_labels(
+    changes: BTreeMap<String, Option<String>>,
+    redactor: &Redactor,
+) -> BTreeMap<String, Option<String>> {
+    if redactor.is_empty() {
+        return changes;
+    }
+    changes.into_iter().map(|(k, v)| (redactor.redact_str(&k), v.map(|v| redactor.redact_str(&v)))).collect()
 }
 
 /// Applies label changes (a `None` value removes the key) to `existing`.
@@ -435,6 +450,28 @@ mod tests {
         assert!(merge_labels(&Labels::new(), &set(&[("a", "v\0")])).is_err());
         // An empty value is a value.
         assert_eq!(merge_labels(&Labels::new(), &set(&[("a", "")])).unwrap()["a"], "");
+    }
+
+    #[test]
+    fn labels_from_a_machine_are_redacted_in_keys_and_values_then_bounded() {
+        let r = Redactor::new(["s3cr3t-pw".to_owned(), "line-one-of-it\nline-two-of-it".to_owned()]);
+        let mut changes = set(&[("token", "s3cr3t-pw"), ("s3cr3t-pw", "x"), ("note", r#"{"k": "line-two-of-it"}"#)]);
+        changes.insert("gone".into(), None);
+        let redacted = redact_labels(changes, &r);
+        assert_eq!(
+            redacted,
+            BTreeMap::from([
+                ("token".into(), Some("[REDACTED]".into())),
+                ("[REDACTED]".into(), Some("x".into())),
+                ("note".into(), Some(r#"{"k": "[REDACTED]"}"#.into())),
+                ("gone".into(), None),
+            ])
+        );
+        // The bounds apply to what would be stored: a value that grows past 256 bytes is refused.
+        let r = Redactor::new(["k".to_owned()]);
+        let grown = redact_labels(set(&[("v", &"k".repeat(26))]), &r);
+        assert!(merge_labels(&Labels::new(), &grown).is_err());
+        assert_eq!(redact_labels(set(&[("a", "b")]), &Redactor::default()), set(&[("a", "b")]));
     }
 
     #[test]

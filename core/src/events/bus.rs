@@ -7,9 +7,11 @@
 //! bounded); streams recover them from the log by id.
 //!
 //! Stream signals (`signal.rs`) travel beside events the same way: a second
-//! broadcast of (account, kind), and on PostgreSQL a second channel,
+//! broadcast of (account, kind, machine), and on PostgreSQL a second channel,
 //! `acs_signals`, whose payload is `<server>:<account id>` for a
-//! `conversations` signal and `<server>:<account id>:<kind>` for the others.
+//! `conversations` signal of no one machine, `<server>:<account
+//! id>:conversations:<sandbox id>` for one of a machine, and
+//! `<server>:<account id>:<kind>` for the others.
 //!
 //! A third channel, `acs_control`, carries requests addressed to one server
 //! (`<to server>:<body>`): an interrupt or a permission answer for the turn
@@ -93,9 +95,10 @@ impl Bus {
     /// Tells other replicas of a signal (PostgreSQL only).
     pub(crate) async fn notify_signal(&self, db: &Db, signal: Signal) -> Result<(), sqlx::Error> {
         if db.backend == Backend::Postgres {
-            let payload = match signal.kind {
-                SignalKind::Conversations => format!("{}:{}", self.server, signal.account_id),
-                kind => format!("{}:{}:{}", self.server, signal.account_id, kind.as_str()),
+            let payload = match (signal.kind, signal.sandbox_id) {
+                (SignalKind::Conversations, None) => format!("{}:{}", self.server, signal.account_id),
+                (kind, None) => format!("{}:{}:{}", self.server, signal.account_id, kind.as_str()),
+                (kind, Some(machine)) => format!("{}:{}:{}:{machine}", self.server, signal.account_id, kind.as_str()),
             };
             sqlx::query("SELECT pg_notify($1, $2)").bind(SIGNAL_CHANNEL).bind(payload).execute(&db.pool).await?;
         }
@@ -134,11 +137,17 @@ pub fn foreign_signal(payload: &str, server: Uuid) -> Option<Signal> {
     if from.parse::<Uuid>().ok()? == server {
         return None;
     }
-    let (account, kind) = match rest.split_once(':') {
-        Some((account, kind)) => (account, SignalKind::parse(kind)?),
-        None => (rest, SignalKind::Conversations),
+    let mut parts = rest.splitn(3, ':');
+    let account = parts.next()?.parse().ok()?;
+    let kind = match parts.next() {
+        Some(kind) => SignalKind::parse(kind)?,
+        None => SignalKind::Conversations,
     };
-    Some(Signal { account_id: account.parse().ok()?, kind })
+    let sandbox_id = match parts.next() {
+        Some(machine) => Some(machine.parse().ok()?),
+        None => None,
+    };
+    Some(Signal { account_id: account, kind, sandbox_id })
 }
 
 /// The body of a control request, when it is addressed to this server.
@@ -235,8 +244,14 @@ mod tests {
         let me = Uuid::new_v4();
         let other = Uuid::new_v4();
         let account = Uuid::new_v4();
-        let of = |kind| Some(Signal { account_id: account, kind });
+        let of = |kind| Some(Signal { account_id: account, kind, sandbox_id: None });
         assert_eq!(foreign_signal(&format!("{other}:{account}"), me), of(SignalKind::Conversations));
+        let machine = Uuid::new_v4();
+        assert_eq!(
+            foreign_signal(&format!("{other}:{account}:conversations:{machine}"), me),
+            Some(Signal { account_id: account, kind: SignalKind::Conversations, sandbox_id: Some(machine) })
+        );
+        assert_eq!(foreign_signal(&format!("{other}:{account}:conversations:nope"), me), None);
         assert_eq!(foreign_signal(&format!("{other}:{account}:team"), me), of(SignalKind::Team));
         assert_eq!(foreign_signal(&format!("{other}:{account}:schedule"), me), of(SignalKind::Schedule));
         assert_eq!(foreign_signal(&format!("{other}:{account}:other"), me), None);

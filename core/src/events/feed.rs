@@ -20,7 +20,9 @@ use uuid::Uuid;
 use super::Event;
 use super::history::{HistoryEntry, history as transcript};
 use super::page::{Output, PageQuery, page};
-use super::stream::{Filter, Shape, StreamLogEvent, StreamQuery, blocks, follow, frame, last_event_id, sse};
+use super::stream::{
+    Filter, Shape, StreamLogEvent, StreamQuery, blocks, follow, frame, last_event_id, sse, while_callback_key_lives,
+};
 use crate::auth::Principal;
 use crate::conversations::store::{self, ConversationRow};
 use crate::error::{ApiError, ApiResult};
@@ -169,7 +171,8 @@ async fn stream(
     let filter =
         Filter { account_id: conversation.account_id, sandbox_id: None, conversation_id: Some(conversation.id) };
     let shape = Shape { blocks: q.blocks, all: false };
-    Ok(sse(futures::StreamExt::map(follow(state, filter, after), move |e| frame(&e, shape))))
+    let frames = futures::StreamExt::map(follow(state.clone(), filter, after), move |e| frame(&e, shape));
+    Ok(sse(while_callback_key_lives(state, &p, frames)))
 }
 
 /// The transcript: per turn, the user's prompt and the agent's reply as

@@ -24,7 +24,7 @@ use uuid::Uuid;
 
 use super::signal::{self, Signal, SignalKind};
 use super::{COLUMNS, Event, from_row};
-use crate::auth::Principal;
+use crate::auth::{Principal, Scope};
 use crate::error::{ApiError, ApiResult};
 use crate::http::Query;
 use crate::state::AppState;
@@ -259,16 +259,49 @@ async fn all_conversations(
     let signals = state.events.subscribe_signals();
     let filter = Filter { account_id: p.account_id, sandbox_id: p.sandbox_id, conversation_id: None };
     let shape = Shape { blocks: q.blocks, all: true };
-    let events = futures::StreamExt::map(follow(state, filter, after), move |e| frame(&e, shape));
-    Ok(sse(with_signals(events, signals, p.account_id, &[SignalKind::Conversations])))
+    let events = futures::StreamExt::map(follow(state.clone(), filter, after), move |e| frame(&e, shape));
+    let frames = with_signals(events, signals, (p.account_id, p.sandbox_id), &[SignalKind::Conversations]);
+    Ok(sse(while_callback_key_lives(state, &p, frames)))
+}
+
+/// How often a stream opened with a sandbox's callback key checks that the key still stands.
+const KEY_CHECK: Duration = Duration::from_secs(2);
+
+/// Ends a stream opened with a sandbox's callback key once the key is
+/// revoked (at every stop of its machine), so a stream held open past a
+/// park or reset (from outside, with a key that left the machine) does not
+/// go on to show the machine's next run. Other keys' streams pass as they are.
+pub fn while_callback_key_lives<S>(
+    state: AppState,
+    p: &Principal,
+    frames: S,
+) -> impl Stream<Item = SseEvent> + Send + use<S>
+where
+    S: Stream<Item = SseEvent> + Send + 'static,
+{
+    let key = (p.scope == Scope::Sandbox).then_some(p.key_id);
+    let revoked = async move {
+        let Some(key) = key else { return futures::future::pending().await };
+        loop {
+            tokio::time::sleep(KEY_CHECK).await;
+            match crate::keys::stands(&state.db, key).await {
+                Ok(true) => {}
+                Ok(false) => return,
+                // The database answers again later; meanwhile the key is taken as it was.
+                Err(e) => tracing::warn!(key = %key, "stream: could not check its key: {e}"),
+            }
+        }
+    };
+    futures::StreamExt::take_until(frames, Box::pin(revoked))
 }
 
 /// Interleaves the signal frames of `account` of these `kinds` with the
-/// event frames; ends when the events end.
+/// event frames; ends when the events end. With a machine (a callback key's
+/// stream) only the signals of that machine's conversations are sent.
 pub fn with_signals<S>(
     events: S,
     signals: broadcast::Receiver<Signal>,
-    account: Uuid,
+    (account, machine): (Uuid, Option<Uuid>),
     kinds: &'static [SignalKind],
 ) -> impl Stream<Item = SseEvent> + Send + 'static
 where
@@ -286,7 +319,7 @@ where
             tokio::select! {
                 biased;
                 s = signals.recv() => match s {
-                    Ok(s) if s.account_id == account && kinds.contains(&s.kind) =>
+                    Ok(s) if s.is_for(account, machine, kinds) =>
                         return Some((signal::frame(s.kind), (events, signals, owed))),
                     Ok(_) => {}
                     Err(broadcast::error::RecvError::Lagged(_)) => owed.extend(kinds.iter().copied()),

@@ -190,6 +190,15 @@ async fn resolve(state: &AppState, digest: &str) -> ApiResult<ResolvedKey> {
     })
 }
 
+/// Whether the key `id` still authenticates (not revoked, not expired).
+pub async fn stands(db: &crate::db::Db, id: Uuid) -> Result<bool, sqlx::Error> {
+    let expires: Option<Option<i64>> = sqlx::query_scalar("SELECT expires_at FROM api_keys WHERE id = $1")
+        .bind(id.to_string())
+        .fetch_optional(&db.pool)
+        .await?;
+    Ok(expires.is_some_and(|e| e.is_none_or(|e| e > now_micros())))
+}
+
 /// Checks a key name: 1 to 200 characters, not blank.
 pub fn check_name(v: &mut Validator, field: &str, name: &str) {
     v.check(!name.trim().is_empty(), field, "can't be blank");

@@ -294,7 +294,7 @@ pub async fn start(state: &AppState, addr: SocketAddr) -> Result<impl Future<Out
         uid_base: cfg.uid_base,
         watchdog_seconds: cfg.watchdog_seconds,
     };
-    let sink = Arc::new(egress_log::DbSink::start(state.db.clone()));
+    let sink = Arc::new(egress_log::DbSink::start(state.clone()));
     let provider: Arc<dyn SandboxProvider> = Arc::new(LocalProvider::new(local, sink)?);
     let _ = state.sandboxes.set(Arc::new(Sandboxes::new(provider, api_url, cfg)));
     Ok(service::idle_sweeper(state.clone()))

@@ -12,6 +12,7 @@ use base64::Engine;
 use serde_json::{Value, json};
 
 use super::model::SandboxRow;
+use super::redact::OutputRedaction;
 use super::service::{Material, Sandboxes, network_policy, stage};
 use crate::environments::{Environment, Repository};
 use crate::events::{self, StageState};
@@ -111,16 +112,19 @@ async fn exec_logged(
     };
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(sandboxd::proto::Stream, Vec<u8>)>();
     let writer = async {
+        // Output comes in pieces that may cut a secret (or a char) in two: each stream holds back
+        // what could begin one until the next piece shows.
+        let mut stdout = OutputRedaction::new(&ctx.material.redactor);
+        let mut stderr = OutputRedaction::new(&ctx.material.redactor);
         while let Some((stream, bytes)) = rx.recv().await {
-            let text = ctx.material.redactor.redact_str(&String::from_utf8_lossy(&bytes));
-            let name = match stream {
-                sandboxd::proto::Stream::Stdout => "stdout",
-                sandboxd::proto::Stream::Stderr => "stderr",
+            let (name, text) = match stream {
+                sandboxd::proto::Stream::Stdout => ("stdout", stdout.push(&bytes)),
+                sandboxd::proto::Stream::Stderr => ("stderr", stderr.push(&bytes)),
             };
-            if let Err(e) = events::output(ctx.state, ctx.scope, name, &text).await {
-                tracing::error!("output event not written: {e}");
-            }
+            write_output(ctx, name, &text).await;
         }
+        write_output(ctx, "stdout", &stdout.finish()).await;
+        write_output(ctx, "stderr", &stderr.finish()).await;
     };
     let exec = async {
         let exit = sup.exec_streaming(&req, |stream, bytes| {
@@ -139,6 +143,15 @@ async fn exec_logged(
         Some(0) => Ok(()),
         Some(code) => Err(format!("exited with status {code}")),
         None => Err(format!("killed by signal {}", exit.signal.unwrap_or_default())),
+    }
+}
+
+async fn write_output(ctx: &Ctx<'_>, stream: &'static str, text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    if let Err(e) = events::output(ctx.state, ctx.scope, stream, text).await {
+        tracing::error!("output event not written: {e}");
     }
 }
 

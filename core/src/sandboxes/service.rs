@@ -221,6 +221,26 @@ pub(crate) async fn material(state: &AppState, row: &SandboxRow, env: Option<&En
     Ok(Material { env: vars, secrets, redactor })
 }
 
+/// Redacts what a machine sends outside a turn (its egress records, labels
+/// set with its callback key): the secret values its selection holds now. A
+/// deleted environment or vault holds none.
+pub(crate) async fn machine_redactor(state: &AppState, row: &SandboxRow) -> ApiResult<Redactor> {
+    fn gone_is_empty(r: ApiResult<Vec<(String, String)>>) -> ApiResult<Vec<(String, String)>> {
+        match r {
+            Err(e) if e.status == StatusCode::NOT_FOUND => Ok(Vec::new()),
+            other => other,
+        }
+    }
+    let mut values = Vec::new();
+    if let Some(e) = row.environment_id {
+        values.extend(gone_is_empty(environments::secret_values(state, row.account_id, e).await)?);
+    }
+    if let Some(v) = row.vault_id {
+        values.extend(gone_is_empty(crate::vaults::live_secret_values(state, row.account_id, v, now_micros()).await)?);
+    }
+    Ok(Redactor::new(values.into_iter().map(|(_, v)| v)))
+}
+
 /// Mints a fresh callback key (revoking the machine's older ones) unless
 /// the machine has no API access.
 async fn callback_env(state: &AppState, row: &SandboxRow, env: &mut BTreeMap<String, String>) -> ApiResult<()> {

@@ -151,6 +151,18 @@ pub async fn message(state: &AppState, account_id: Uuid, agent_id: Uuid, msg: Me
     })
 }
 
+/// A message sent with a machine's callback key, its text, `client_request_id`
+/// and labels redacted with the machine's secrets (docs/conversations.md,
+/// "Labels from the agent"); any other message as it is.
+async fn redacted_for_sender(state: &AppState, mut msg: Message) -> ApiResult<Message> {
+    let Some(machine) = msg.sandbox_id else { return Ok(msg) };
+    let r = crate::conversations::machine_redactor(state, machine).await?;
+    msg.prompt = r.redact_str(&msg.prompt);
+    msg.client_request_id = msg.client_request_id.map(|c| r.redact_str(&c));
+    msg.labels = msg.labels.into_iter().map(|(k, v)| (r.redact_str(&k), r.redact_str(&v))).collect();
+    Ok(msg)
+}
+
 /// A teammate's bindings.
 #[derive(Debug, Clone)]
 pub struct Member {
@@ -312,7 +324,7 @@ async fn put_teammate(
     tx.commit().await?;
     changed(&state, p.account_id, SignalKind::Team).await;
     if !stale.is_empty() {
-        signal::conversations_changed(&state, p.account_id).await;
+        signal::conversations_changed(&state, p.account_id, None).await;
     }
     let m = store::member(&state.db, p.account_id, agent_id).await?.ok_or_else(ApiError::internal)?;
     let status = if added { StatusCode::CREATED } else { StatusCode::OK };
@@ -346,7 +358,7 @@ async fn remove_teammate(
     request_body = TeamMessageRequest,
     responses((status = 202, description = "Accepted or queued", body = Data<TeamMessageResponse>),
         (status = 403, description = "`machine_may_not_label_another_conversation`", body = crate::error::ErrorBody),
-        (status = 409, description = "`conversation_busy`: the teammate's turn is running", body = crate::error::ErrorBody),
+        (status = 409, description = "`conversation_busy`: the teammate's turn is running; `selection_deleted` (with `field`): the agent, environment or vault of the teammate's conversation was deleted", body = crate::error::ErrorBody),
         (status = 422, description = "`invalid_prompt` or `validation_failed` (labels under `errors.labels`)",
             body = crate::error::ErrorBody)))]
 async fn send_message(
@@ -356,7 +368,6 @@ async fn send_message(
     body: Result<Json<TeamMessageRequest>, ApiError>,
 ) -> ApiResult<(StatusCode, Data<TeamMessageResponse>)> {
     let Json(req) = body.map_err(conv_rules::label_errors_by_key)?;
-    let client_request_id = req.client_request_id.clone();
     let msg = Message {
         prompt: req.prompt,
         labels: req.labels.unwrap_or_default(),
@@ -366,6 +377,8 @@ async fn send_message(
         run_id: None,
         sandbox_id: p.sandbox_id,
     };
+    let msg = redacted_for_sender(&state, msg).await?;
+    let client_request_id = msg.client_request_id.clone();
     let answer = match message(&state, p.account_id, agent_id, msg).await? {
         MessageOutcome::Delivered { conversation_id, status } => TeamMessageResponse {
             status,

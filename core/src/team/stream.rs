@@ -90,5 +90,5 @@ pub(super) async fn team_stream(
         let (st, seen) = (st.clone(), seen.clone());
         async move { team_frame(&st, &seen, &e, q.blocks).await }
     });
-    Ok(sse(with_signals(events, signals, p.account_id, &[SignalKind::Team, SignalKind::Schedule])))
+    Ok(sse(with_signals(events, signals, (p.account_id, None), &[SignalKind::Team, SignalKind::Schedule])))
 }

@@ -47,18 +47,18 @@ impl Transcript {
         Transcript { redactor, held: None }
     }
 
-    /// Redacts JSON metadata (every string in it).
+    /// Redacts JSON metadata (every string in it, keys included).
     pub fn redact_value(&self, v: &Value) -> Value {
-        match v {
-            Value::String(s) => Value::String(self.redactor.redact_str(s)),
-            Value::Array(a) => Value::Array(a.iter().map(|x| self.redact_value(x)).collect()),
-            Value::Object(o) => Value::Object(o.iter().map(|(k, x)| (k.clone(), self.redact_value(x))).collect()),
-            other => other.clone(),
-        }
+        self.redactor.redact_json(v)
     }
 
     pub fn redact_str(&self, s: &str) -> String {
         self.redactor.redact_str(s)
+    }
+
+    /// The turn's redactor: the machine's secrets and the turn's model credential.
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
     }
 
     /// Text held back so far, shown now (before any other event, and at the end of the turn).

@@ -1,6 +1,8 @@
 //! `_service/labels` from an agent inside a turn (spec 4.1, labels rules):
 //! merged into its conversation by the same rules as the labels route, never
-//! in the transcript; a stamp that breaks a rule is logged and dropped.
+//! in the transcript; a stamp that breaks a rule is logged and dropped. What
+//! the agent sends is redacted like its output first: a secret of the
+//! machine in a key or a value is stored as `[REDACTED]`.
 
 use std::collections::BTreeMap;
 
@@ -31,8 +33,11 @@ pub async fn stamp(ctx: &TurnCtx, params: &Value) {
         tracing::warn!(conversation = %ctx.conversation_id, "dropped a _service/labels stamp: labels is not a map of strings");
         return;
     };
+    let changes = crate::conversations::rules::redact_labels(changes, ctx.transcript.redactor());
     match crate::conversations::merge_labels(&ctx.state, ctx.conversation_id, &changes).await {
-        Ok(()) => crate::events::signal::conversations_changed(&ctx.state, ctx.scope.account_id).await,
+        Ok(()) => {
+            crate::events::signal::conversations_changed(&ctx.state, ctx.scope.account_id, Some(ctx.sandbox_id)).await
+        }
         Err(e) => tracing::warn!(conversation = %ctx.conversation_id, "dropped a _service/labels stamp: {}", e.body()),
     }
 }

@@ -213,6 +213,7 @@ pub async fn deliver(state: &AppState, conv: &ConversationRow, input: PromptInpu
     }
     crate::credits::gate(state, conv.account_id).await?;
     let machine = machine_of(state, conv).await?;
+    super::selection::check(state, conv, machine.as_ref()).await?;
     if let Some(m) = &machine {
         super::attach::check_capacity(state, m.id, &conv.runtime, conv.id).await?;
     }
@@ -319,13 +320,84 @@ async fn claim_pending(state: &AppState, conversation_id: Uuid) -> Option<Opened
         let _ = store::set_status(&state.db, conversation_id, ConversationStatus::Idle).await;
         return None;
     };
-    match record_turn(state, &conv, sandbox_id, input).await {
+    match record_turn(state, &conv, sandbox_id, input.clone()).await {
         Ok(opened) => Some(opened),
         Err(e) => {
-            tracing::error!(conversation = %conversation_id, "queued prompt not opened: {e:?}");
+            tracing::warn!(conversation = %conversation_id, "queued prompt not opened: {e:?}");
+            // The prompt was answered `queued`: its turn fails in the open, naming a deleted
+            // selection when that is why.
+            let machine = machine_of(state, &conv).await.ok().flatten();
+            let deleted = super::selection::check(state, &conv, machine.as_ref()).await.err();
+            let e = deleted.filter(|d| d.error == "selection_deleted").unwrap_or(e);
+            refuse_queued(state, &conv, sandbox_id, &input, &e).await;
             None
         }
     }
+}
+
+/// Records the turn of a queued prompt that could not open, failed with `e`.
+async fn refuse_queued(state: &AppState, conv: &ConversationRow, sandbox_id: Uuid, input: &PromptInput, e: &ApiError) {
+    let turn_id = input.turn_id.unwrap_or_else(Uuid::now_v7);
+    let new = NewTurn {
+        id: turn_id,
+        conversation_id: conv.id,
+        account_id: conv.account_id,
+        prompt: input.prompt.clone(),
+        origin: input.origin.clone(),
+        client_request_id: input.client_request_id.clone(),
+        model_selection: None,
+        inference: None,
+    };
+    // A turn recorded before the failure (it failed later in the recording) is ended as it is.
+    if let Err(err) = store::insert_turn(&state.db, &new).await
+        && !crate::db::is_unique_violation(&err)
+    {
+        tracing::error!(turn = %turn_id, "refused turn not recorded: {err}");
+        return;
+    }
+    let error = super::selection::turn_error(e);
+    fail_unstarted(state, conv, (sandbox_id, turn_id), input, error, ConversationStatus::Idle).await;
+}
+
+/// Ends a recorded turn that never reached its agent: the turn `failed` with
+/// `error`, the conversation `status`, and the `turn` stage events `started`
+/// and `failed` (so their webhooks go too): a prompt never ends without a trace.
+async fn fail_unstarted(
+    state: &AppState,
+    conv: &ConversationRow,
+    (sandbox_id, turn_id): (Uuid, Uuid),
+    input: &PromptInput,
+    error: String,
+    status: ConversationStatus,
+) {
+    // Redacted like all event data, with what of the machine's secrets can still be read.
+    let redactor = match crate::sandboxes::store::get(&state.db, sandbox_id).await {
+        Ok(Some(row)) => machines::machine_redactor(state, &row).await.ok(),
+        _ => None,
+    };
+    let (client_request_id, error) = match &redactor {
+        Some(r) => (input.client_request_id.as_deref().map(|c| r.redact_str(c)), r.redact_str(&error)),
+        // Nothing to check it against: the caller's value is left out rather than shown unchecked.
+        None => (None, error),
+    };
+    let end = store::TurnEnd { status: "failed", error: Some(error.clone()), ..Default::default() };
+    if let Err(e) = store::end_turn(&state.db, turn_id, (conv.id, sandbox_id), &end, status).await {
+        tracing::error!(turn = %turn_id, "turn end not recorded: {e}");
+    }
+    let scope = Scope {
+        account_id: conv.account_id,
+        sandbox_id: Some(sandbox_id),
+        conversations: vec![conv.id],
+        turn_id: Some(turn_id),
+    };
+    let started = json!({"turn_id": turn_id, "client_request_id": client_request_id});
+    let failed = json!({"turn_id": turn_id, "stop_reason": null, "error": error});
+    let events =
+        [NewEvent::stage("turn", StageState::Started, &started), NewEvent::stage("turn", StageState::Failed, &failed)];
+    if let Err(e) = events::append(state, &scope, &events, None).await {
+        tracing::error!(turn = %turn_id, "turn events not written: {e}");
+    }
+    crate::events::signal::conversations_changed(state, conv.account_id, Some(sandbox_id)).await;
 }
 
 /// Prompts queued on a shared machine while it slept wake together: one turn per runtime (not
@@ -526,14 +598,19 @@ fn prompt_blocks(input: &PromptInput) -> Vec<ContentBlock> {
 /// One turn; false when the server is shutting down under it.
 async fn run_turn(state: &AppState, opened: Opened) -> bool {
     let Opened { conv, sandbox_id, turn_id, input, inference, model, session_config } = opened;
+    // The selection may have been deleted since the prompt was accepted (or while it waited for
+    // the machine): the turn fails naming it, and a reapply or a new conversation goes on.
+    let machine = crate::sandboxes::store::get(&state.db, sandbox_id).await.ok().flatten();
+    if let Err(e) = super::selection::check(state, &conv, machine.as_ref()).await {
+        let error = super::selection::turn_error(&e);
+        fail_unstarted(state, &conv, (sandbox_id, turn_id), &input, error, ConversationStatus::Idle).await;
+        return true;
+    }
     let mut ctx = match turn_ctx(state, &conv, (sandbox_id, turn_id), inference.credential.as_ref()).await {
         Ok(ctx) => ctx,
         Err(error) => {
             tracing::error!(conversation = %conv.id, "turn could not start: {error}");
-            let end = store::TurnEnd { status: "failed", error: Some(error), ..Default::default() };
-            let _ = store::finish_turn(&state.db, turn_id, &end).await;
-            let _ = store::set_status(&state.db, conv.id, ConversationStatus::Failed).await;
-            let _ = crate::sandboxes::store::refresh_busy(&state.db, sandbox_id).await;
+            fail_unstarted(state, &conv, (sandbox_id, turn_id), &input, error, ConversationStatus::Failed).await;
             return true;
         }
     };
@@ -685,6 +762,7 @@ pub async fn wake(state: &AppState, conv: &ConversationRow) -> ApiResult<WakeSta
         return Err(ended());
     }
     let machine = machine_of(state, conv).await?;
+    super::selection::check(state, conv, machine.as_ref()).await?;
     if let Some(m) = machine.as_ref().filter(|m| m.status == SandboxState::Ready) {
         crate::sandboxes::store::touch(&state.db, m.id).await?;
         return Ok(WakeStatus::Awake);

@@ -215,6 +215,6 @@ pub async fn finish(ctx: &TurnCtx, outcome: Outcome) -> bool {
     }
     let event = NewEvent::stage("turn", state, &ctx.transcript.redact_value(&data)).with_duration(Some(ms));
     ctx.write(&[event], None).await;
-    crate::events::signal::conversations_changed(&ctx.state, ctx.scope.account_id).await;
+    crate::events::signal::conversations_changed(&ctx.state, ctx.scope.account_id, Some(ctx.sandbox_id)).await;
     keep
 }
