@@ -154,7 +154,9 @@ async fn main() {
     let at_once = env_or("BENCH_SANDBOXES_AT_ONCE", 100);
     let dir = std::env::temp_dir().join(format!("acs-bench-sbx-{}", Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).unwrap();
-    let running = start_server(&format!("sqlite://{}", dir.join("acs.db").display()), &dir, &[]).await;
+    // Many machines of one account at once: no concurrency ceilings here.
+    let no_ceilings = [("limits.sandboxes_per_account", json!(0)), ("limits.sandboxes_fleet", json!(0))];
+    let running = start_server(&format!("sqlite://{}", dir.join("acs.db").display()), &dir, &no_ceilings).await;
     let state = running.state.clone();
     let lease_dir = state.config().sandbox.lease_dir.clone();
     let run_dir = state.config().sandbox.run_dir.clone();
