@@ -9,6 +9,8 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value};
 use utoipa::ToSchema;
 
+use crate::refusal::{Building, Busy, Capacity, Deleted, Ended, Refusal, Unavailable};
+
 pub type ApiResult<T> = Result<T, ApiError>;
 
 /// Field name -> messages, as in `errors` of `validation_failed`.
@@ -28,6 +30,25 @@ pub struct ErrorParts {
     /// Code-specific keys (`reason`, `limit`, ...).
     pub extra: Map<String, Value>,
     pub retry_after: Option<u64>,
+    /// What the error means to code that meets it: decisions match on this,
+    /// never on `status` or `error`.
+    pub kind: Kind,
+}
+
+/// The meaning of an error for the code that handles it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Kind {
+    /// Nothing any caller acts on.
+    #[default]
+    Other,
+    /// The thing named does not exist for this caller.
+    NotFound,
+    /// No valid key (the failed-authentication limit counts these).
+    Unauthenticated,
+    /// `validation_failed`.
+    Invalid,
+    /// A refusal of the domain.
+    Refused(Refusal),
 }
 
 /// The error body, for the OpenAPI document.
@@ -65,7 +86,21 @@ impl ApiError {
             errors: None,
             extra: Map::new(),
             retry_after: None,
+            kind: Kind::Other,
         }))
+    }
+
+    /// The refusal this error tells, if it tells one.
+    pub fn refusal(&self) -> Option<&Refusal> {
+        match &self.kind {
+            Kind::Refused(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    fn of_kind(mut self, kind: Kind) -> Self {
+        self.kind = kind;
+        self
     }
 
     pub fn with(mut self, key: &str, value: impl Into<Value>) -> Self {
@@ -74,7 +109,7 @@ impl ApiError {
     }
 
     pub fn not_found(what: &str) -> Self {
-        Self::new(StatusCode::NOT_FOUND, "not_found", format!("{what} not found"))
+        Self::new(StatusCode::NOT_FOUND, "not_found", format!("{what} not found")).of_kind(Kind::NotFound)
     }
 
     /// 422 `validation_failed` with one field's message.
@@ -92,7 +127,7 @@ impl ApiError {
             format!("Invalid value for: {}", fields.join(", ")),
         );
         e.errors = Some(errors);
-        e
+        e.of_kind(Kind::Invalid)
     }
 
     /// 401 with prose `error` and the code in `reason`.
@@ -103,7 +138,7 @@ impl ApiError {
         };
         let mut e = Self::new(StatusCode::UNAUTHORIZED, "", "Send a valid key as `Authorization: Bearer <API_KEY>`.");
         e.error = prose.to_owned();
-        e.with("reason", reason)
+        e.with("reason", reason).of_kind(Kind::Unauthenticated)
     }
 
     /// 403 `insufficient_scope`: a full-scope key is needed.
@@ -160,15 +195,99 @@ impl IntoResponse for ApiError {
 impl From<sqlx::Error> for ApiError {
     fn from(e: sqlx::Error) -> Self {
         tracing::error!(error = %e, "database error");
-        let mut err = ApiError::internal();
         if matches!(e, sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed) {
-            err.status = StatusCode::SERVICE_UNAVAILABLE;
-            err.error = "unavailable".into();
-            err.message = Some("The database is unavailable; try again shortly.".into());
+            return Refusal::Unavailable(Unavailable::Database).into();
         }
-        err
+        ApiError::internal()
     }
 }
+
+/// The one place a refusal of the domain becomes the spec's code, status and message.
+impl From<Refusal> for ApiError {
+    fn from(r: Refusal) -> ApiError {
+        let e = match &r {
+            Refusal::Busy(why) => ApiError::conflict(
+                "conversation_busy",
+                match why {
+                    Busy::Prompt => "A turn is running; wait for it to end or interrupt it.",
+                    Busy::Resume => "A turn is running or another prompt waits.",
+                    Busy::Reapply => "A turn is running; reapply once it ends (or interrupt it).",
+                    Busy::Teammate => "The teammate's turn is running; wait for it to end.",
+                },
+            ),
+            Refusal::Ended(why) => ApiError::new(
+                StatusCode::GONE,
+                "conversation_ended",
+                match why {
+                    Ended::Terminated => "The conversation was terminated.",
+                    Ended::Reapply => "The conversation has ended; it cannot be reapplied.",
+                    Ended::Other => "The conversation has ended.",
+                },
+            ),
+            Refusal::Capacity(Capacity::Tenant { active, limit }) => ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "sandbox_quota_exceeded",
+                format!("This account already runs {active} sandboxes, its limit; wait for one to park or end."),
+            )
+            .with("active_sandboxes", *active)
+            .with("limit", *limit),
+            Refusal::Capacity(Capacity::Fleet { .. }) => {
+                let mut e = ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "fleet_at_capacity",
+                    "Every sandbox place of this service is taken; try again shortly.",
+                );
+                e.retry_after = Some(FLEET_RETRY_AFTER_SECONDS);
+                e
+            }
+            Refusal::Provisioning(what) => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "provisioning",
+                match what {
+                    Building::Start => "This agent's machine is still being built; try again shortly.",
+                    Building::Reapply => "The conversation's machine is still being built; reapply once it is ready.",
+                },
+            ),
+            Refusal::Unavailable(Unavailable::Database) => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                "The database is unavailable; try again shortly.",
+            ),
+            Refusal::Unavailable(Unavailable::Sandboxes) => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "sandboxes_unavailable",
+                "Sandboxes are not running yet.",
+            ),
+            Refusal::Unavailable(Unavailable::Machine(detail)) => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "sandbox_unavailable",
+                format!("The machine did not answer: {detail}"),
+            ),
+            Refusal::SelectionDeleted(d) => {
+                let field = d.field();
+                ApiError::conflict(
+                    "selection_deleted",
+                    format!(
+                        "The conversation's {field} was deleted: reapply the conversation with another {field} \
+                         (or edit the agent that names it), or start a new conversation."
+                    ),
+                )
+                .with("field", field)
+            }
+        };
+        e.of_kind(Kind::Refused(r))
+    }
+}
+
+impl From<Deleted> for ApiError {
+    fn from(d: Deleted) -> ApiError {
+        Refusal::SelectionDeleted(d).into()
+    }
+}
+
+/// `Retry-After` of a fleet refusal: capacity frees as other machines park,
+/// which no one can predict; this is a polite polling interval.
+pub const FLEET_RETRY_AFTER_SECONDS: u64 = 30;
 
 impl From<crate::secrets::CryptoError> for ApiError {
     fn from(e: crate::secrets::CryptoError) -> Self {

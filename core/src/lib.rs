@@ -34,7 +34,7 @@ pub mod webhooks;
 // The lower layers, under the paths every module of this crate (and the
 // tests) already use.
 pub use acs_machine::{acp, egress, provider, runtimes};
-pub use acs_store::{blocklist, cache, db, mail, metrics, secrets, time_fmt};
+pub use acs_store::{blocklist, cache, db, mail, metrics, refusal, secrets, time_fmt};
 
 /// The configuration of this build: acs-store's, with the sections and
 /// flags of the compiled-in extensions.

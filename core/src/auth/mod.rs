@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 use uuid::Uuid;
 
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, Kind};
 use crate::http::middleware::ClientIp;
 use crate::keys;
 use crate::ratelimit::Verdict;
@@ -111,7 +111,7 @@ pub async fn authenticate(State(state): State<AppState>, mut req: Request, next:
             });
             next.run(req).await
         }
-        Err(e) if e.status == axum::http::StatusCode::UNAUTHORIZED => match state.limiter.failed_auth(ip) {
+        Err(e) if e.kind == Kind::Unauthenticated => match state.limiter.failed_auth(ip) {
             Verdict::Deny { retry_after } => ApiError::rate_limited(retry_after).into_response(),
             Verdict::Allow => e.into_response(),
         },

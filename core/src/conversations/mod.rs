@@ -35,6 +35,7 @@ use crate::events::signal;
 use crate::http::extract::Validator;
 use crate::http::{Data, Json, Path, ok};
 use crate::queue;
+use crate::refusal::{Busy, Ended, Refusal};
 use crate::sandboxes::model::ConversationStatus;
 use crate::sandboxes::redact::Redactor;
 use crate::state::AppState;
@@ -50,7 +51,7 @@ pub async fn owned(state: &AppState, p: &Principal, id: Uuid) -> ApiResult<Conve
 }
 
 fn ended() -> ApiError {
-    ApiError::new(StatusCode::GONE, "conversation_ended", "The conversation has ended.")
+    Refusal::Ended(Ended::Other).into()
 }
 
 /// Merges label changes under a row lock, so concurrent changes each count
@@ -275,7 +276,7 @@ pub async fn start(
         if let Some(input) = &first
             && busy_for(&existing, input)
         {
-            return Err(ApiError::conflict("conversation_busy", "A turn is running or another prompt waits.").into());
+            return Err(ApiError::from(Refusal::Busy(Busy::Resume)).into());
         }
         if !sent_labels.is_empty() {
             merge_labels(state, existing.id, &sent_labels).await?;

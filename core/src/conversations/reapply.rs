@@ -14,7 +14,6 @@
 use std::collections::BTreeSet;
 
 use axum::extract::State;
-use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use utoipa::ToSchema;
@@ -27,10 +26,11 @@ use crate::agents::Agent;
 use crate::audit::{self, Actor};
 use crate::auth::{Principal, Scope};
 use crate::environments::{self, Environment, EnvironmentSpec};
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, Kind};
 use crate::events::{self, StageState};
 use crate::http::extract::nullable;
 use crate::http::{Data, Json, Path, ok};
+use crate::refusal::{Building, Busy, Ended, Refusal};
 use crate::sandboxes::model::{ConversationStatus, SandboxRow, SandboxState};
 use crate::state::AppState;
 
@@ -77,19 +77,15 @@ fn pick<T>(current: Option<T>, sent: Option<Option<T>>) -> Option<T> {
 }
 
 fn ended() -> ApiError {
-    ApiError::new(StatusCode::GONE, "conversation_ended", "The conversation has ended; it cannot be reapplied.")
+    Refusal::Ended(Ended::Reapply).into()
 }
 
 fn busy() -> ApiError {
-    ApiError::conflict("conversation_busy", "A turn is running; reapply once it ends (or interrupt it).")
+    Refusal::Busy(Busy::Reapply).into()
 }
 
 fn building() -> ApiError {
-    ApiError::new(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "provisioning",
-        "The conversation's machine is still being built; reapply once it is ready.",
-    )
+    Refusal::Provisioning(Building::Reapply).into()
 }
 
 fn source_changed(message: &str) -> ApiError {
@@ -313,7 +309,7 @@ pub(crate) async fn check_prompt(state: &AppState, conv: &ConversationRow) -> Ap
     }
     let agent = match crate::agents::get_agent(state, conv.account_id, conv.agent_id).await {
         Ok(agent) => agent,
-        Err(e) if e.status == axum::http::StatusCode::NOT_FOUND => {
+        Err(e) if e.kind == Kind::NotFound => {
             return Err(super::selection::Deleted::Agent.into());
         }
         Err(e) => return Err(e),
@@ -496,6 +492,8 @@ pub(super) async fn reapply(
 
 #[cfg(test)]
 mod tests {
+    use axum::http::StatusCode;
+
     use super::*;
 
     const EMPTY: &str = "empty";

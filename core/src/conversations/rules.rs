@@ -15,7 +15,7 @@ use super::engine::Image;
 use super::model::{ConversationCreateRequest, ImageInput};
 use super::store::{ConversationRow, Labels};
 use crate::agents::{Runtime, rules as agent_rules};
-use crate::error::{ApiError, ApiResult, FieldErrors};
+use crate::error::{ApiError, ApiResult, FieldErrors, Kind};
 use crate::http::extract::Validator;
 use crate::sandboxes::names;
 use crate::sandboxes::redact::Redactor;
@@ -264,7 +264,7 @@ pub fn label_errors_by_key(mut e: ApiError) -> ApiError {
             }
         }
     }
-    if e.error == "validation_failed" {
+    if e.kind == Kind::Invalid {
         let fields: Vec<&str> = out.keys().map(String::as_str).collect();
         e.message = Some(format!("Invalid value for: {}", fields.join(", ")));
     }

@@ -6,46 +6,13 @@
 //! in `field`, and a turn that meets one after its prompt was accepted fails
 //! with that reason on its `turn` `failed` event (docs/conversations.md).
 
-use axum::http::StatusCode;
 use uuid::Uuid;
 
 use super::store::ConversationRow;
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, Kind};
+pub use crate::refusal::Deleted;
 use crate::sandboxes::model::{SandboxRow, SandboxState};
 use crate::state::AppState;
-
-/// The part of a conversation's selection that was deleted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Deleted {
-    Agent,
-    Environment,
-    Vault,
-}
-
-impl Deleted {
-    pub fn field(self) -> &'static str {
-        match self {
-            Deleted::Agent => "agent",
-            Deleted::Environment => "environment",
-            Deleted::Vault => "vault",
-        }
-    }
-}
-
-impl From<Deleted> for ApiError {
-    fn from(d: Deleted) -> ApiError {
-        let field = d.field();
-        ApiError::new(
-            StatusCode::CONFLICT,
-            "selection_deleted",
-            format!(
-                "The conversation's {field} was deleted: reapply the conversation with another {field} \
-                 (or edit the agent that names it), or start a new conversation."
-            ),
-        )
-        .with("field", field)
-    }
-}
 
 /// An environment and a vault, each maybe none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -69,7 +36,7 @@ pub fn effective(live_machine: Option<Pair>, conversation: Pair, agent: Pair) ->
 pub async fn check(state: &AppState, conv: &ConversationRow, machine: Option<&SandboxRow>) -> ApiResult<()> {
     let agent = match crate::agents::get_agent(state, conv.account_id, conv.agent_id).await {
         Ok(agent) => agent,
-        Err(e) if e.status == StatusCode::NOT_FOUND => return Err(Deleted::Agent.into()),
+        Err(e) if e.kind == Kind::NotFound => return Err(Deleted::Agent.into()),
         Err(e) => return Err(e),
     };
     let live = machine
@@ -105,6 +72,8 @@ pub fn turn_error(e: &ApiError) -> String {
 
 #[cfg(test)]
 mod tests {
+    use axum::http::StatusCode;
+
     use super::*;
 
     #[test]

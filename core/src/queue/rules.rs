@@ -2,13 +2,12 @@
 //! line, the order in which accounts take turns, deadlines, and what a start
 //! attempt's outcome makes of a request.
 
-use axum::http::StatusCode;
 use uuid::Uuid;
 
 use crate::conversations::StartError;
 use crate::conversations::model::ConversationCreateRequest;
 use crate::error::ApiError;
-use crate::sandboxes::capacity;
+use crate::refusal::{Capacity, Refusal, Unavailable};
 
 /// A request that waited longer than `queue.max_wait_seconds`.
 pub const WAIT_EXPIRED: &str = "queue_wait_expired";
@@ -32,10 +31,11 @@ pub enum Ceiling {
 }
 
 pub fn ceiling(e: &ApiError) -> Option<Ceiling> {
-    if !capacity::is_capacity_error(e) {
-        return None;
+    match e.refusal()? {
+        Refusal::Capacity(Capacity::Tenant { .. }) => Some(Ceiling::Tenant),
+        Refusal::Capacity(Capacity::Fleet { .. }) => Some(Ceiling::Fleet),
+        _ => None,
     }
-    Some(if e.status == StatusCode::SERVICE_UNAVAILABLE { Ceiling::Fleet } else { Ceiling::Tenant })
 }
 
 /// Where a request stands in its account's line: `inserted_at`, the id breaking ties.
@@ -80,16 +80,13 @@ pub enum Verdict {
 /// fleet's holds for everyone), a busy or just-ended channel conversation, a machine still
 /// being built, or the sandbox service or database out of reach.
 fn waits(e: &ApiError) -> Option<bool> {
-    match ceiling(e) {
-        Some(Ceiling::Fleet) => return Some(true),
-        Some(Ceiling::Tenant) => return Some(false),
-        None => {}
-    }
-    match (e.status, e.error.as_str()) {
-        (StatusCode::CONFLICT, "conversation_busy") | (StatusCode::GONE, _) => Some(false),
-        (StatusCode::SERVICE_UNAVAILABLE, "provisioning") => Some(false),
-        (StatusCode::SERVICE_UNAVAILABLE, _) => Some(true),
-        _ => None,
+    match e.refusal()? {
+        Refusal::Capacity(Capacity::Fleet { .. }) | Refusal::Unavailable(_) => Some(true),
+        Refusal::Capacity(Capacity::Tenant { .. })
+        | Refusal::Busy(_)
+        | Refusal::Ended(_)
+        | Refusal::Provisioning(_) => Some(false),
+        Refusal::SelectionDeleted(_) => None,
     }
 }
 
@@ -107,7 +104,7 @@ pub fn verdict(outcome: &Result<Uuid, StartError>) -> Verdict {
         },
         Err(StartError::Undelivered { conversation_id, resumed, error }) => {
             // A database that dropped the connection mid-delivery leaves the outcome unknown.
-            let lost = error.error == "unavailable";
+            let lost = error.refusal() == Some(&Refusal::Unavailable(Unavailable::Database));
             match waits(error) {
                 Some(ends_pass) if *resumed && !lost => Verdict::Wait { ends_pass },
                 _ => failed(PROMPT_DELIVERY_UNKNOWN, Some(*conversation_id)),
@@ -142,20 +139,34 @@ pub fn recover(left_conversation: bool, has_prompt: bool, may_resume: bool) -> R
 
 #[cfg(test)]
 mod tests {
+    use axum::http::StatusCode;
+
     use super::*;
     use crate::conversations::model::ImageInput;
-    use crate::sandboxes::capacity::Refusal;
+    use crate::refusal::{Building, Busy, Ended};
 
     fn id(n: u128) -> Uuid {
         Uuid::from_u128(n)
     }
 
     fn tenant() -> ApiError {
-        Refusal::Tenant { active: 1, limit: 1 }.into()
+        Refusal::Capacity(Capacity::Tenant { active: 1, limit: 1 }).into()
     }
 
     fn fleet() -> ApiError {
-        Refusal::Fleet { active: 5, limit: 5 }.into()
+        Refusal::Capacity(Capacity::Fleet { active: 5, limit: 5 }).into()
+    }
+
+    fn busy() -> ApiError {
+        Refusal::Busy(Busy::Resume).into()
+    }
+
+    fn building() -> ApiError {
+        Refusal::Provisioning(Building::Start).into()
+    }
+
+    fn down() -> ApiError {
+        Refusal::Unavailable(Unavailable::Sandboxes).into()
     }
 
     fn code(status: StatusCode, code: &str) -> ApiError {
@@ -183,8 +194,9 @@ mod tests {
     fn ceilings_are_told_apart_and_nothing_else_is_one() {
         assert_eq!(ceiling(&tenant()), Some(Ceiling::Tenant));
         assert_eq!(ceiling(&fleet()), Some(Ceiling::Fleet));
-        assert_eq!(ceiling(&code(StatusCode::SERVICE_UNAVAILABLE, "provisioning")), None);
-        assert_eq!(ceiling(&code(StatusCode::TOO_MANY_REQUESTS, "rate_limited")), None);
+        assert_eq!(ceiling(&building()), None);
+        assert_eq!(ceiling(&code(StatusCode::TOO_MANY_REQUESTS, "sandbox_quota_exceeded")), None, "codes are not read");
+        assert_eq!(ceiling(&ApiError::rate_limited(5)), None);
     }
 
     #[test]
@@ -220,12 +232,11 @@ mod tests {
         assert_eq!(verdict(&Ok(id(4))), Verdict::Started(id(4)));
         assert_eq!(verdict(&Err(StartError::Refused(tenant()))), Verdict::Wait { ends_pass: false });
         assert_eq!(verdict(&Err(StartError::Refused(fleet()))), Verdict::Wait { ends_pass: true });
-        let busy = code(StatusCode::CONFLICT, "conversation_busy");
-        assert_eq!(verdict(&Err(StartError::Refused(busy))), Verdict::Wait { ends_pass: false });
-        let building = code(StatusCode::SERVICE_UNAVAILABLE, "provisioning");
-        assert_eq!(verdict(&Err(StartError::Refused(building))), Verdict::Wait { ends_pass: false });
-        let down = code(StatusCode::SERVICE_UNAVAILABLE, "sandboxes_unavailable");
-        assert_eq!(verdict(&Err(StartError::Refused(down))), Verdict::Wait { ends_pass: true });
+        assert_eq!(verdict(&Err(StartError::Refused(busy()))), Verdict::Wait { ends_pass: false });
+        let ended = Refusal::Ended(Ended::Other).into();
+        assert_eq!(verdict(&Err(StartError::Refused(ended))), Verdict::Wait { ends_pass: false });
+        assert_eq!(verdict(&Err(StartError::Refused(building()))), Verdict::Wait { ends_pass: false });
+        assert_eq!(verdict(&Err(StartError::Refused(down()))), Verdict::Wait { ends_pass: true });
         for (status, c) in [
             (StatusCode::PAYMENT_REQUIRED, "insufficient_credits"),
             (StatusCode::NOT_FOUND, "not_found"),
@@ -243,21 +254,18 @@ mod tests {
     fn a_failed_delivery_is_unknown_unless_a_resume_was_told_to_wait() {
         let unknown = |c| Verdict::Failed { error: PROMPT_DELIVERY_UNKNOWN.into(), conversation_id: Some(c) };
         let undelivered = |resumed, error| Err(StartError::Undelivered { conversation_id: id(7), resumed, error });
-        let timeout = code(StatusCode::GATEWAY_TIMEOUT, "prompt_delivery_timeout");
-        let lost = code(StatusCode::SERVICE_UNAVAILABLE, "unavailable");
-        let internal = ApiError::internal();
-        for e in [timeout, lost, internal] {
-            assert_eq!(verdict(&undelivered(false, code(e.status, &e.error))), unknown(id(7)), "{e}");
-            assert_eq!(verdict(&undelivered(true, e)), unknown(id(7)));
+        let timeout = || code(StatusCode::GATEWAY_TIMEOUT, "prompt_delivery_timeout");
+        let lost = || ApiError::from(Refusal::Unavailable(Unavailable::Database));
+        for e in [timeout as fn() -> ApiError, lost, ApiError::internal] {
+            assert_eq!(verdict(&undelivered(false, e())), unknown(id(7)));
+            assert_eq!(verdict(&undelivered(true, e())), unknown(id(7)));
         }
         // A new conversation's first prompt never waits: the conversation exists.
         assert_eq!(verdict(&undelivered(false, tenant())), unknown(id(7)));
         assert_eq!(verdict(&undelivered(true, tenant())), Verdict::Wait { ends_pass: false });
         assert_eq!(verdict(&undelivered(true, fleet())), Verdict::Wait { ends_pass: true });
-        let busy = code(StatusCode::CONFLICT, "conversation_busy");
-        assert_eq!(verdict(&undelivered(true, busy)), Verdict::Wait { ends_pass: false });
-        let down = code(StatusCode::SERVICE_UNAVAILABLE, "sandboxes_unavailable");
-        assert_eq!(verdict(&undelivered(true, down)), Verdict::Wait { ends_pass: true });
+        assert_eq!(verdict(&undelivered(true, busy())), Verdict::Wait { ends_pass: false });
+        assert_eq!(verdict(&undelivered(true, down())), Verdict::Wait { ends_pass: true });
     }
 
     #[test]

@@ -11,71 +11,28 @@
 //! other, on every replica. On SQLite the transaction holds the database's
 //! write lock from its first statement, which serialises them the same way.
 
-use axum::http::StatusCode;
 use sqlx::{Any, Transaction};
 use uuid::Uuid;
 
 use crate::config::LimitsConfig;
 use crate::error::{ApiError, ApiResult};
-
-/// `Retry-After` of a fleet refusal: capacity frees as other machines park,
-/// which no one can predict; this is a polite polling interval.
-pub const FLEET_RETRY_AFTER_SECONDS: u64 = 30;
+use crate::refusal::{Capacity, Refusal};
 
 /// The statuses that occupy a place under the ceilings.
 const ACTIVE: &str = "'pending', 'starting', 'ready'";
 
-/// Which ceiling a start hit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Refusal {
-    Tenant { active: i64, limit: u32 },
-    Fleet { active: i64, limit: u32 },
-}
-
 /// The rule: a start is admitted while both counts are under their ceilings
 /// (0 = no ceiling). The tenant's own cap is told first: it is the one the
 /// caller can act on.
-pub fn check(tenant_active: i64, fleet_active: i64, limits: &LimitsConfig) -> Result<(), Refusal> {
+pub fn check(tenant_active: i64, fleet_active: i64, limits: &LimitsConfig) -> Result<(), Capacity> {
     let full = |active: i64, limit: u32| limit > 0 && active >= i64::from(limit);
     if full(tenant_active, limits.sandboxes_per_account) {
-        return Err(Refusal::Tenant { active: tenant_active, limit: limits.sandboxes_per_account });
+        return Err(Capacity::Tenant { active: tenant_active, limit: limits.sandboxes_per_account });
     }
     if full(fleet_active, limits.sandboxes_fleet) {
-        return Err(Refusal::Fleet { active: fleet_active, limit: limits.sandboxes_fleet });
+        return Err(Capacity::Fleet { active: fleet_active, limit: limits.sandboxes_fleet });
     }
     Ok(())
-}
-
-impl From<Refusal> for ApiError {
-    fn from(r: Refusal) -> ApiError {
-        match r {
-            Refusal::Tenant { active, limit } => ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "sandbox_quota_exceeded",
-                format!("This account already runs {active} sandboxes, its limit; wait for one to park or end."),
-            )
-            .with("active_sandboxes", active)
-            .with("limit", limit),
-            Refusal::Fleet { .. } => {
-                let mut e = ApiError::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "fleet_at_capacity",
-                    "Every sandbox place of this service is taken; try again shortly.",
-                );
-                e.retry_after = Some(FLEET_RETRY_AFTER_SECONDS);
-                e
-            }
-        }
-    }
-}
-
-/// True for the refusals of a ceiling (what the sandbox queue waits out).
-pub fn is_capacity_error(e: &ApiError) -> bool {
-    matches!(
-        (e.status, e.error.as_str()),
-        (StatusCode::TOO_MANY_REQUESTS, "sandbox_quota_exceeded")
-            | (StatusCode::SERVICE_UNAVAILABLE, "fleet_at_capacity")
-    )
 }
 
 /// Active hosted machines of one account, or of the fleet (`None`).
@@ -106,7 +63,7 @@ pub async fn reserve(tx: &mut Transaction<'static, Any>, limits: &LimitsConfig, 
     } else {
         0
     };
-    check(tenant, fleet, limits).map_err(ApiError::from)
+    check(tenant, fleet, limits).map_err(|c| ApiError::from(Refusal::Capacity(c)))
 }
 
 #[cfg(test)]
@@ -121,9 +78,9 @@ mod tests {
     fn a_start_is_admitted_below_each_ceiling_and_refused_at_it() {
         let l = limits(2, 5);
         assert_eq!(check(1, 4, &l), Ok(()));
-        assert_eq!(check(2, 0, &l), Err(Refusal::Tenant { active: 2, limit: 2 }));
-        assert_eq!(check(0, 5, &l), Err(Refusal::Fleet { active: 5, limit: 5 }));
-        assert_eq!(check(2, 5, &l), Err(Refusal::Tenant { active: 2, limit: 2 }), "the tenant's cap is told first");
+        assert_eq!(check(2, 0, &l), Err(Capacity::Tenant { active: 2, limit: 2 }));
+        assert_eq!(check(0, 5, &l), Err(Capacity::Fleet { active: 5, limit: 5 }));
+        assert_eq!(check(2, 5, &l), Err(Capacity::Tenant { active: 2, limit: 2 }), "the tenant's cap is told first");
     }
 
     #[test]
@@ -133,16 +90,16 @@ mod tests {
 
     #[test]
     fn refusals_render_the_spec_codes() {
-        let e = ApiError::from(Refusal::Tenant { active: 3, limit: 3 });
-        assert_eq!(e.status, StatusCode::TOO_MANY_REQUESTS);
+        use axum::http::StatusCode;
+
+        use crate::error::FLEET_RETRY_AFTER_SECONDS;
+
+        let e = ApiError::from(Refusal::Capacity(Capacity::Tenant { active: 3, limit: 3 }));
+        assert_eq!((e.status, e.error.as_str()), (StatusCode::TOO_MANY_REQUESTS, "sandbox_quota_exceeded"));
         assert_eq!(e.body()["active_sandboxes"], 3);
         assert_eq!(e.body()["limit"], 3);
-        assert!(is_capacity_error(&e));
-        let e = ApiError::from(Refusal::Fleet { active: 9, limit: 9 });
+        let e = ApiError::from(Refusal::Capacity(Capacity::Fleet { active: 9, limit: 9 }));
         assert_eq!((e.status, e.error.as_str()), (StatusCode::SERVICE_UNAVAILABLE, "fleet_at_capacity"));
         assert_eq!(e.retry_after, Some(FLEET_RETRY_AFTER_SECONDS));
-        assert!(is_capacity_error(&e));
-        let building = ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "provisioning", "building");
-        assert!(!is_capacity_error(&building));
     }
 }

@@ -14,6 +14,7 @@ use super::model::{SandboxDiff, SandboxFile, SandboxRow, SandboxState};
 use super::service::{self, Sandboxes};
 use crate::error::{ApiError, ApiResult};
 use crate::provider::ExecOutput;
+use crate::refusal::{Refusal, Unavailable};
 use crate::state::AppState;
 use crate::time_fmt::from_micros;
 
@@ -47,7 +48,7 @@ fn snapshot_at(src: &Source) -> Option<OffsetDateTime> {
 }
 
 fn unavailable(e: impl std::fmt::Display) -> ApiError {
-    ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "sandbox_unavailable", format!("The machine did not answer: {e}"))
+    Refusal::Unavailable(Unavailable::Machine(e.to_string())).into()
 }
 
 async fn run(svc: &Sandboxes, row: &SandboxRow, src: &Source, argv: Vec<String>) -> ApiResult<ExecOutput> {

@@ -19,9 +19,10 @@ use super::{capacity, names, store};
 use crate::agents::{Agent, SandboxMode};
 use crate::config::SandboxConfig;
 use crate::environments::{self, Environment, NetworkingType};
-use crate::error::{ApiError, ApiResult};
+use crate::error::{ApiError, ApiResult, Kind};
 use crate::events::{self, StageState};
 use crate::provider::{Limits, MachineSpec, NetworkPolicy, SandboxProvider};
+use crate::refusal::{Building, Refusal, Unavailable};
 use crate::state::AppState;
 use crate::time_fmt::{now_micros, to_micros};
 
@@ -81,9 +82,7 @@ impl Sandboxes {
 
 /// The sandbox service of a started server.
 pub fn service(state: &AppState) -> ApiResult<&Sandboxes> {
-    state.sandboxes.get().map(|s| s.as_ref()).ok_or_else(|| {
-        ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "sandboxes_unavailable", "Sandboxes are not running yet.")
-    })
+    state.sandboxes.get().map(|s| s.as_ref()).ok_or_else(|| Refusal::Unavailable(Unavailable::Sandboxes).into())
 }
 
 /// The network policy of an environment (`unrestricted` without one).
@@ -127,11 +126,7 @@ pub async fn launch(state: &AppState, req: LaunchRequest) -> ApiResult<SandboxRo
         && let Some(home) = store::find_home(&state.db, req.account_id, req.agent.id, environment_id, vault_id).await?
     {
         return match home.status {
-            SandboxState::Pending | SandboxState::Starting => Err(ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "provisioning",
-                "This agent's machine is still being built; try again shortly.",
-            )),
+            SandboxState::Pending | SandboxState::Starting => Err(Refusal::Provisioning(Building::Start).into()),
             SandboxState::Ready => {
                 store::touch(&state.db, home.id).await?;
                 Ok(home)
@@ -227,7 +222,7 @@ pub(crate) async fn material(state: &AppState, row: &SandboxRow, env: Option<&En
 pub(crate) async fn machine_redactor(state: &AppState, row: &SandboxRow) -> ApiResult<Redactor> {
     fn gone_is_empty(r: ApiResult<Vec<(String, String)>>) -> ApiResult<Vec<(String, String)>> {
         match r {
-            Err(e) if e.status == StatusCode::NOT_FOUND => Ok(Vec::new()),
+            Err(e) if e.kind == Kind::NotFound => Ok(Vec::new()),
             other => other,
         }
     }

@@ -35,6 +35,7 @@ use crate::http::extract::Validator;
 use crate::http::{Data, Json, Path, ok};
 use crate::queue::model::SandboxRequest;
 use crate::queue::{self, Submit, Submitted};
+use crate::refusal::{Busy, Refusal};
 use crate::sandboxes::model::ConversationStatus;
 use crate::state::AppState;
 use crate::time_fmt::{from_micros, now_micros};
@@ -66,7 +67,7 @@ pub enum MessageOutcome {
 }
 
 fn busy() -> ApiError {
-    ApiError::new(StatusCode::CONFLICT, "conversation_busy", "The teammate's turn is running; wait for it to end.")
+    Refusal::Busy(Busy::Teammate).into()
 }
 
 fn may_not_label() -> ApiError {

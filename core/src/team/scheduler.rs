@@ -26,6 +26,7 @@ use crate::conversations::model::ConversationCreateRequest;
 use crate::conversations::{OpenHow, store as conversations};
 use crate::error::ApiError;
 use crate::queue::{self, Submit, Submitted};
+use crate::refusal::Refusal;
 use crate::state::AppState;
 
 /// Due schedules read per query.
@@ -146,7 +147,7 @@ async fn take_up_stale(state: &AppState, runs: &mut Runs) -> Result<(), sqlx::Er
 
 /// What a failed run records: `teammate was busy`, or the error's code and message.
 fn describe(e: &ApiError) -> String {
-    if e.error == "conversation_busy" {
+    if matches!(e.refusal(), Some(Refusal::Busy(_))) {
         return rules::BUSY.to_owned();
     }
     match &e.message {
@@ -247,10 +248,11 @@ mod tests {
     use axum::http::StatusCode;
 
     use super::*;
+    use crate::refusal::Busy;
 
     #[test]
     fn a_busy_teammate_reads_as_the_spec_says_and_other_errors_keep_their_code() {
-        let busy = ApiError::new(StatusCode::CONFLICT, "conversation_busy", "A turn is running.");
+        let busy = Refusal::Busy(Busy::Teammate).into();
         assert_eq!(describe(&busy), "teammate was busy");
         let quota = ApiError::new(StatusCode::TOO_MANY_REQUESTS, "sandbox_quota_exceeded", "Too many sandboxes.");
         assert_eq!(describe(&quota), "sandbox_quota_exceeded: Too many sandboxes.");

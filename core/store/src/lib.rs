@@ -10,5 +10,6 @@ pub mod config;
 pub mod db;
 pub mod mail;
 pub mod metrics;
+pub mod refusal;
 pub mod secrets;
 pub mod time_fmt;

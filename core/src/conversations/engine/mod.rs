@@ -40,6 +40,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::events::{self, NewEvent, Scope, StageState};
 use crate::inference::Resolved;
 use crate::inference::rules::Origin;
+use crate::refusal::{Busy, Ended, Refusal};
 use crate::replicas::{self, Control};
 use crate::sandboxes::model::{ApiAccess, ConversationStatus, SandboxRow, SandboxState};
 use crate::sandboxes::service::{self as machines, LaunchRequest};
@@ -134,11 +135,11 @@ fn api_access(stored: &str) -> ApiAccess {
 }
 
 fn ended() -> ApiError {
-    ApiError::new(StatusCode::GONE, "conversation_ended", "The conversation was terminated.")
+    Refusal::Ended(Ended::Terminated).into()
 }
 
 fn busy() -> ApiError {
-    ApiError::new(StatusCode::CONFLICT, "conversation_busy", "A turn is running; wait for it to end or interrupt it.")
+    Refusal::Busy(Busy::Prompt).into()
 }
 
 /// Opens a conversation: launches (or finds) its machine, then stores the
@@ -328,7 +329,7 @@ async fn claim_pending(state: &AppState, conversation_id: Uuid) -> Option<Opened
             // selection when that is why.
             let machine = machine_of(state, &conv).await.ok().flatten();
             let deleted = super::selection::check(state, &conv, machine.as_ref()).await.err();
-            let e = deleted.filter(|d| d.error == "selection_deleted").unwrap_or(e);
+            let e = deleted.filter(|d| matches!(d.refusal(), Some(Refusal::SelectionDeleted(_)))).unwrap_or(e);
             refuse_queued(state, &conv, sandbox_id, &input, &e).await;
             None
         }
