@@ -89,7 +89,7 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         sandboxes: Default::default(),
         events: Default::default(),
         conversations: Default::default(),
-        webhooks: Default::default(),
+        event_hooks: crate::events::hooks::Hooks::new(vec![crate::webhooks::hook()]),
         queue: Default::default(),
         request_ids: middleware::RequestIds::new(),
         db,

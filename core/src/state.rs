@@ -48,8 +48,8 @@ pub struct Inner {
     pub sandboxes: std::sync::OnceLock<Arc<crate::sandboxes::Sandboxes>>,
     /// Live agent sessions and running turns of this server.
     pub conversations: crate::conversations::engine::Engine,
-    /// The webhook delivery loop's doorbell.
-    pub webhooks: crate::webhooks::Webhooks,
+    /// What runs inside every event append's transaction (events/hooks.rs).
+    pub event_hooks: crate::events::hooks::Hooks,
     /// The sandbox queue's doorbell.
     pub queue: crate::queue::Queue,
 }
@@ -76,6 +76,13 @@ impl AppState {
         if let Ok(mut m) = self.slots.0.write() {
             m.insert(TypeId::of::<T>(), Arc::new(value));
         }
+    }
+
+    /// The value of type `T`, put now by `make` when there is none.
+    pub fn get_or_put<T: Any + Send + Sync>(&self, make: impl FnOnce() -> T) -> Arc<T> {
+        let mut m = self.slots.0.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let value = m.entry(TypeId::of::<T>()).or_insert_with(|| Arc::new(make()));
+        value.clone().downcast::<T>().expect("slots are keyed by their type")
     }
 
     pub fn get<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {

@@ -6,6 +6,7 @@
 pub mod bus;
 pub mod feed;
 pub mod history;
+pub mod hooks;
 pub mod page;
 pub mod signal;
 pub mod stream;
@@ -219,7 +220,7 @@ pub async fn append(
             e.id = id;
         }
     }
-    let webhooks = crate::webhooks::queue::enqueue(&mut tx, &rows).await?;
+    let after = app.event_hooks.appended(&mut tx, &rows).await?;
     if let Some(mark) = mark {
         sqlx::query("UPDATE conversations SET agent_offset = $2 WHERE id = $1")
             .bind(mark.conversation_id.to_string())
@@ -228,8 +229,8 @@ pub async fn append(
             .await?;
     }
     tx.commit().await?;
-    if webhooks {
-        app.webhooks.wake();
+    for hook in after {
+        hook.committed(app);
     }
     rows.sort_by_key(|e| e.id);
     for e in &rows {

@@ -9,8 +9,11 @@ pub mod signature;
 pub mod store;
 pub mod worker;
 
+use std::sync::Arc;
+
 use axum::extract::State;
 use axum::http::StatusCode;
+use sqlx::{Any, Transaction};
 use tokio::sync::Notify;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -19,29 +22,52 @@ use uuid::Uuid;
 use crate::audit::{self, Actor};
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
+use crate::events::Event;
+use crate::events::hooks::OnAppend;
 use crate::http::extract::{Validator, page_limit};
 use crate::http::{Data, Json, Path, Query, created, ok};
 use crate::state::AppState;
+use futures::future::BoxFuture;
 
 use model::{
     DeliveryPageMeta, DeliveryQuery, EndpointStatus, WebhookDelivery, WebhookDeliveryList, WebhookEndpoint,
     WebhookEndpointCreateRequest, WebhookEndpointUpdateRequest, WebhookEndpointWithSecret,
 };
 
-/// Per-server webhook state: the delivery loop's doorbell.
+/// Per-server webhook state: the delivery loop's doorbell, kept in the
+/// server's slots.
 #[derive(Default)]
-pub struct Webhooks {
-    wake: Notify,
+pub(crate) struct Doorbell(Notify);
+
+pub(crate) fn doorbell(state: &AppState) -> Arc<Doorbell> {
+    state.get_or_put(Doorbell::default)
 }
 
-impl Webhooks {
-    /// Tells this server's delivery loop that something is due now.
-    pub fn wake(&self) {
-        self.wake.notify_one();
+/// Tells this server's delivery loop that something is due now.
+pub fn wake(state: &AppState) {
+    doorbell(state).0.notify_one();
+}
+
+/// The hook that writes a webhook's deliveries with every append.
+pub fn hook() -> Arc<dyn OnAppend> {
+    Arc::new(Enqueue)
+}
+
+/// The event-appended hook: deliveries are written in the appending
+/// transaction, so an event and its deliveries commit together.
+struct Enqueue;
+
+impl OnAppend for Enqueue {
+    fn appended<'a>(
+        &'a self,
+        tx: &'a mut Transaction<'static, Any>,
+        events: &'a [Event],
+    ) -> BoxFuture<'a, Result<bool, sqlx::Error>> {
+        Box::pin(queue::enqueue(tx, events))
     }
 
-    pub(crate) async fn notified(&self) {
-        self.wake.notified().await
+    fn committed(&self, app: &AppState) {
+        wake(app);
     }
 }
 
@@ -182,7 +208,7 @@ async fn update(
     audit::record(&mut *tx, &Actor::key(&p), "webhook_endpoint.updated", Some(("webhook_endpoint", id))).await?;
     tx.commit().await?;
     if req.status == Some(EndpointStatus::Active) {
-        state.webhooks.wake();
+        wake(&state);
     }
     Ok(ok(find(&state, &p, id).await?))
 }
@@ -230,7 +256,7 @@ async fn resume(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid
     store::set_status(&mut *tx, id, None).await?;
     audit::record(&mut *tx, &Actor::key(&p), "webhook_endpoint.resumed", Some(("webhook_endpoint", id))).await?;
     tx.commit().await?;
-    state.webhooks.wake();
+    wake(&state);
     Ok(ok(find(&state, &p, id).await?))
 }
 

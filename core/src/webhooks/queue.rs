@@ -170,7 +170,7 @@ pub async fn enqueue_test(state: &AppState, account_id: Uuid, endpoint_id: Uuid)
         now,
     )
     .await?;
-    state.webhooks.wake();
+    super::wake(state);
     Ok(id)
 }
 
@@ -187,7 +187,7 @@ pub async fn redeliver(state: &AppState, endpoint_id: Uuid, id: Uuid) -> Result<
     .bind(now_micros())
     .execute(&state.db.pool)
     .await?;
-    state.webhooks.wake();
+    super::wake(state);
     Ok(done.rows_affected() == 1)
 }
 

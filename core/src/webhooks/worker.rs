@@ -34,6 +34,7 @@ pub async fn run(state: AppState) {
     let cleanup_every = Duration::from_secs(cfg.cleanup_interval_seconds);
     let mut last_cleanup = Instant::now();
     let mut tasks = JoinSet::new();
+    let doorbell = super::doorbell(&state);
     loop {
         while tasks.try_join_next().is_some() {}
         let free = slots.available_permits().min(BATCH);
@@ -74,7 +75,7 @@ pub async fn run(state: AppState) {
         let wait = wait.min(cleanup_every);
         tokio::select! {
             _ = state.shutdown.cancelled() => break,
-            _ = state.webhooks.notified() => {}
+            _ = doorbell.0.notified() => {}
             _ = tokio::time::sleep(wait) => {}
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
         }

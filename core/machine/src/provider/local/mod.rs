@@ -471,7 +471,8 @@ impl LocalProvider {
                     log_tail(&layout.log())
                 )));
             }
-            tokio::time::sleep(Duration::from_millis(2)).await;
+            // The finest step of tokio's timer: the start waits on this loop.
+            tokio::time::sleep(Duration::from_millis(1)).await;
         }
     }
 
