@@ -23,13 +23,35 @@ fn micros(v: &Value) -> i64 {
     (t.unix_timestamp_nanos() / 1000) as i64
 }
 
+/// A weekday field with each day number (0 to 7, 0 and 7 Sunday) written as its name; step
+/// numbers stay numbers.
+fn named_weekdays(field: &str) -> String {
+    const DAYS: [&str; 8] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+    let name = |d: &str| d.parse::<usize>().map_or(d.to_owned(), |n| DAYS[n].to_owned());
+    let item = |item: &str| {
+        let (range, step) = item.split_once('/').map_or((item, None), |(r, s)| (r, Some(s)));
+        let range: Vec<String> = range.split('-').map(name).collect();
+        match step {
+            Some(step) => format!("{}/{step}", range.join("-")),
+            None => range.join("-"),
+        }
+    };
+    field.split(',').map(item).collect::<Vec<_>>().join(",")
+}
+
 /// The first time `expr` matches strictly after `after_micros`, by the `cron` crate.
 fn independent_next(expr: &str, after_micros: i64) -> i64 {
-    // The `cron` crate wants a seconds field; its names stand alone (it spells `@annually` `@yearly`).
+    // The `cron` crate wants a seconds field; its names stand alone (it spells `@annually` `@yearly`);
+    // it numbers weekdays from 1 = Sunday, so weekdays are given to it by name.
     let expr = match expr {
         "@annually" => "@yearly".to_owned(),
         e if e.starts_with('@') => e.to_owned(),
-        e => format!("0 {e}"),
+        e => {
+            let mut fields: Vec<&str> = e.split_whitespace().collect();
+            let weekdays = named_weekdays(fields[4]);
+            fields[4] = &weekdays;
+            format!("0 {}", fields.join(" "))
+        }
     };
     let schedule = cron::Schedule::from_str(&expr).unwrap();
     let after = chrono::DateTime::from_timestamp_micros(after_micros).unwrap();

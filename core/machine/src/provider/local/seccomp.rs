@@ -14,7 +14,9 @@
 //! executes the supervisor, so bwrap's own setup is unaffected and every
 //! process of the machine inherits it. The program is plain classic BPF,
 //! assembled here: a list of comparisons whose verdict the kernel caches per
-//! syscall number, so allowed calls cost nothing measurable.
+//! syscall number, so no filter runs for an allowed call. What remains is
+//! the slower system-call entry of a filtered process: about a tenth more
+//! time for `git status` over 20,000 files (`bench/run`).
 
 /// One classic BPF instruction (`struct sock_filter`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
