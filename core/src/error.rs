@@ -317,6 +317,56 @@ mod tests {
         assert_eq!(b["reason"], "insufficient_scope");
     }
 
+    /// Code decides by `ApiError::kind`, never by what the caller is told: outside
+    /// tests, no source of this crate reads an error's status or code to branch on it.
+    #[test]
+    fn nothing_branches_on_an_error_status_or_code() {
+        // `<x>.error` compared, or `e.status` of an error (not `row.status` of a record).
+        const READS: [&str; 6] =
+            [".error == ", ".error != ", ".error.as_str()", "e.status == ", "e.status != ", "e.status {"];
+        let reads = |line: &str| {
+            READS.iter().any(|r| {
+                line.match_indices(r).any(|(at, _)| {
+                    r.starts_with('.') || !line[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_')
+                })
+            })
+        };
+        fn walk(dir: &std::path::Path, reads: &dyn Fn(&str) -> bool, found: &mut Vec<String>) {
+            for entry in std::fs::read_dir(dir).unwrap().flatten() {
+                let path = entry.path();
+                if path.is_dir() {
+                    walk(&path, reads, found);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let text = std::fs::read_to_string(&path).unwrap();
+                    let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+                    for (n, line) in code.lines().enumerate() {
+                        if reads(line) {
+                            found.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+                        }
+                    }
+                }
+            }
+        }
+        let mut found = Vec::new();
+        walk(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &reads, &mut found);
+        assert!(found.is_empty(), "match on ApiError::kind (or a Refusal) instead:\n{}", found.join("\n"));
+    }
+
+    #[test]
+    fn refusals_keep_their_kind() {
+        let e = ApiError::from(Refusal::Busy(Busy::Prompt));
+        assert_eq!((e.status, e.error.as_str()), (StatusCode::CONFLICT, "conversation_busy"));
+        assert_eq!(e.refusal(), Some(&Refusal::Busy(Busy::Prompt)));
+        let e = ApiError::from(sqlx::Error::PoolTimedOut);
+        assert_eq!((e.status, e.error.as_str()), (StatusCode::SERVICE_UNAVAILABLE, "unavailable"));
+        assert_eq!(e.refusal(), Some(&Refusal::Unavailable(Unavailable::Database)));
+        assert_eq!(ApiError::from(sqlx::Error::RowNotFound).kind, Kind::Other);
+        assert_eq!(ApiError::not_found("Agent").kind, Kind::NotFound);
+        assert_eq!(ApiError::unauthenticated("api_key_invalid").kind, Kind::Unauthenticated);
+        assert_eq!(ApiError::invalid("name", "too long").kind, Kind::Invalid);
+        assert_eq!(ApiError::new(StatusCode::CONFLICT, "conversation_busy", "made by hand").kind, Kind::Other);
+    }
+
     #[test]
     fn validation_lists_fields() {
         let b = ApiError::invalid("email", "can't be blank").body();
