@@ -222,7 +222,8 @@ async fn run_on(label: &str, db_url: &str, total: usize, samples: usize, interva
     }
     let running = start_server(db_url, &dir, &extra).await;
     let state = running.state.clone();
-    let concurrency = state.config().webhooks.concurrency;
+    let webhooks: serde_json::Value = state.loaded.section("webhooks").unwrap();
+    let concurrency = webhooks["concurrency"].as_u64().unwrap() as usize;
     let base = format!("http://{}", running.addr);
     let http = reqwest::Client::new();
     let (account, key) = bench_account(&http, &base).await;

@@ -10,3 +10,5 @@ pub use acs_core as core;
 // `inventory::submit!` would silently vanish (DESIGN section 8).
 #[cfg(feature = "support")]
 use acs_ext_support as _;
+#[cfg(feature = "webhooks")]
+use acs_ext_webhooks as _;

@@ -9,10 +9,12 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 
 use utoipa_axum::router::OpenApiRouter;
 use uuid::Uuid;
 
+use crate::events::hooks::OnAppend;
 use crate::state::AppState;
 
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -32,6 +34,17 @@ pub trait Extension: Send + Sync + 'static {
 
     /// Defaults of the extension's `[<name>]` configuration section, if it has one.
     fn config_defaults(&self) -> Option<serde_json::Value> {
+        None
+    }
+
+    /// Environment variables read as keys of its section: `(variable, key)`.
+    fn env_aliases(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
+    /// Runs inside every event append's transaction while the flag is on
+    /// (`events::hooks`): what must commit with the events.
+    fn on_append(&self) -> Option<Arc<dyn OnAppend>> {
         None
     }
 

@@ -29,7 +29,6 @@ pub mod server;
 pub mod state;
 pub mod team;
 pub mod vaults;
-pub mod webhooks;
 
 // The lower layers, under the paths every module of this crate (and the
 // tests) already use.
@@ -50,6 +49,7 @@ pub mod config {
                 name: e.name(),
                 enabled_by_default: e.enabled_by_default(),
                 defaults: e.config_defaults(),
+                env_aliases: e.env_aliases(),
             })
             .collect()
     }

@@ -89,7 +89,12 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         sandboxes: Default::default(),
         events: Default::default(),
         conversations: Default::default(),
-        event_hooks: crate::events::hooks::Hooks::new(vec![crate::webhooks::hook()]),
+        event_hooks: crate::events::hooks::Hooks::new(
+            exts.iter()
+                .filter(|e| loaded.config.features.get(e.name()).copied().unwrap_or(false))
+                .filter_map(|e| e.on_append())
+                .collect(),
+        ),
         queue: Default::default(),
         request_ids: middleware::RequestIds::new(),
         db,
@@ -113,7 +118,6 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         .merge(crate::events::stream::router())
         .merge(crate::conversations::router())
         .merge(crate::events::feed::router())
-        .merge(crate::webhooks::router())
         .merge(crate::credits::router())
         .merge(crate::queue::router())
         .merge(crate::team::router());
@@ -200,7 +204,6 @@ pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, Box
     workers.spawn(sweeper);
     workers.spawn(crate::events::bus::relay(state.clone()));
     workers.spawn(crate::replicas::run(state.clone()));
-    workers.spawn(crate::webhooks::worker::run(state.clone()));
     workers.spawn(crate::team::scheduler::run(state.clone()));
     workers.spawn(crate::queue::worker::run(state.clone()));
     workers.spawn(crate::credits::meter::run(state.clone()));

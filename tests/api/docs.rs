@@ -11,7 +11,11 @@ both!(document_is_public_and_complete, reference_page);
 /// The snapshot of the document for this build's feature set. Regenerate
 /// with `UPDATE_SNAPSHOTS=1 cargo test --test api docs::` after an intended change.
 fn snapshot_path() -> std::path::PathBuf {
-    let name = if cfg!(feature = "support") { "openapi.json" } else { "openapi-no-default-features.json" };
+    let name = match (cfg!(feature = "support"), cfg!(feature = "webhooks")) {
+        (true, true) => "openapi.json",
+        (false, false) => "openapi-no-default-features.json",
+        _ => panic!("no snapshot is pinned for this feature set"),
+    };
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots").join(name)
 }
 
@@ -38,6 +42,11 @@ async fn document_is_public_and_complete(b: Backend) {
         paths.contains_key("/api/support/reports"),
         cfg!(feature = "support"),
         "support appears only when compiled in"
+    );
+    assert_eq!(
+        paths.contains_key("/api/webhooks"),
+        cfg!(feature = "webhooks"),
+        "webhooks appear only when compiled in"
     );
     assert!(doc["components"]["schemas"]["Error"].is_object());
     assert!(doc["components"]["securitySchemes"]["bearer"].is_object());

@@ -48,6 +48,7 @@ crate::both!(
     a_delivery_abandoned_at_shutdown_is_claimed_again_once_its_lease_runs_out,
     deliveries_older_than_the_retention_are_deleted,
     the_delivery_log_pages_filters_and_stays_in_its_account,
+    with_the_flag_off_the_routes_answer_not_enabled_and_events_enqueue_nothing,
 );
 
 const AGENT: &str = "/opt/acs/bin/scripted-agent";
@@ -1486,4 +1487,31 @@ async fn the_delivery_log_pages_filters_and_stays_in_its_account(b: Backend) {
     assert_error(&app.get(&format!("{base}/{}", Uuid::new_v4()), &u.key).await, StatusCode::NOT_FOUND, "not_found");
     let (got, _) = list("").await;
     assert_eq!(got.len(), 5, "the second endpoint's deliveries are its own");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The runtime flag
+
+async fn with_the_flag_off_the_routes_answer_not_enabled_and_events_enqueue_nothing(b: Backend) {
+    let mut app = app(b, &[]).await;
+    let r = Receiver::start().await;
+    let u = app.user().await;
+    let hook = create_hook(&app, &u.key, &r.url("/hook"), None).await;
+    let c = stored_conversation(&app, &u, &[]).await;
+    turn_done(app.state(), &c).await;
+    let deliveries = |app: &TestApp| {
+        let pool = app.state().db.pool.clone();
+        async move {
+            sqlx::query_scalar::<_, i64>("SELECT COUNT(*) FROM webhook_deliveries").fetch_one(&pool).await.unwrap()
+        }
+    };
+    assert_eq!(deliveries(&app).await, 1, "with the flag on, an event enqueues its delivery");
+
+    app.restart_with(&[("features.webhooks", json!(false))]).await;
+    let listed = app.get("/api/webhooks", &u.key).await;
+    assert_error(&listed, StatusCode::NOT_FOUND, "webhooks_not_enabled");
+    let one = app.get(&format!("/api/webhooks/{}", hook.id), &u.key).await;
+    assert_error(&one, StatusCode::NOT_FOUND, "webhooks_not_enabled");
+    turn_done(app.state(), &c).await;
+    assert_eq!(deliveries(&app).await, 1, "with the flag off, the event log enqueues nothing");
 }

@@ -24,6 +24,9 @@ pub struct Section {
     pub enabled_by_default: bool,
     /// The defaults of `[<name>]`, when the extension has a section.
     pub defaults: Option<serde_json::Value>,
+    /// Environment variables read as keys of the section (`(variable, key)`), after
+    /// the `ACS_` ones: names a specification fixes, such as `WEBHOOK_ALLOW_HTTP`.
+    pub env_aliases: &'static [(&'static str, &'static str)],
 }
 
 /// Environment variables with the `ACS_` prefix that belong to a sandbox's
@@ -44,7 +47,6 @@ pub struct Config {
     pub email: EmailConfig,
     pub limits: LimitsConfig,
     pub sandbox: SandboxConfig,
-    pub webhooks: WebhooksConfig,
     pub queue: QueueConfig,
     pub team: TeamConfig,
     pub conversations: ConversationsConfig,
@@ -200,47 +202,6 @@ pub struct SecretsConfig {
 impl Default for SecretsConfig {
     fn default() -> Self {
         SecretsConfig { master_keys: Vec::new(), master_key_file: "acs.key".into() }
-    }
-}
-
-/// Webhook delivery (spec 6.1). The spec's values are the defaults; tests shorten the clocks.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct WebhooksConfig {
-    /// Permit `http://` endpoint URLs (the scheme only; the address rules still hold).
-    /// Also read from `WEBHOOK_ALLOW_HTTP`.
-    pub allow_http: bool,
-    /// Address blocks exempted from the refusal of private and reserved addresses.
-    pub allowed_private_cidrs: Vec<IpNet>,
-    /// Delay before each retry (seconds, fractions allowed); the last repeats if the list is
-    /// shorter than the attempts. The default spreads 8 attempts over about a day.
-    pub retry_schedule_seconds: Vec<f64>,
-    /// Whole-request timeout of one attempt.
-    pub timeout_seconds: f64,
-    /// How long a claimed delivery stays reserved to one worker; a worker that died is
-    /// replaced after this. Must exceed `timeout_seconds`.
-    pub lease_seconds: f64,
-    /// Deliveries in flight per server.
-    pub concurrency: usize,
-    /// Delivery log retention.
-    pub retention_seconds: u64,
-    /// Pause between two runs of the retention cleanup.
-    pub cleanup_interval_seconds: u64,
-}
-
-impl Default for WebhooksConfig {
-    fn default() -> Self {
-        WebhooksConfig {
-            allow_http: false,
-            allowed_private_cidrs: Vec::new(),
-            // 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h: attempt 8 about 27 h after the event.
-            retry_schedule_seconds: vec![5.0, 300.0, 1800.0, 7200.0, 18000.0, 36000.0, 36000.0],
-            timeout_seconds: 10.0,
-            lease_seconds: 60.0,
-            concurrency: 128,
-            retention_seconds: 30 * 86_400,
-            cleanup_interval_seconds: 3600,
-        }
     }
 }
 
@@ -405,7 +366,6 @@ impl Default for Config {
             email: EmailConfig::default(),
             limits: LimitsConfig::default(),
             sandbox: SandboxConfig::default(),
-            webhooks: WebhooksConfig::default(),
             queue: QueueConfig::default(),
             team: TeamConfig::default(),
             conversations: ConversationsConfig::default(),
@@ -520,36 +480,22 @@ pub fn figment_with(file: Option<&Path>, sections: &[Section]) -> Figment {
     if let Some(path) = file {
         fig = fig.merge(Toml::file_exact(path));
     }
-    fig.merge(
+    fig = fig.merge(
         Env::prefixed("ACS_").filter(|k| !SANDBOX_ENV.iter().any(|s| k.as_str().eq_ignore_ascii_case(s))).split("__"),
-    )
-    // The spec's own name for the scheme switch.
-    .merge(Env::raw().only(&["WEBHOOK_ALLOW_HTTP"]).map(|_| "webhooks.allow_http".into()))
+    );
+    for ext in sections {
+        for (var, key) in ext.env_aliases {
+            let key = format!("{}.{key}", ext.name);
+            fig = fig.merge(Env::raw().only(&[*var]).map(move |_| key.clone().into()));
+        }
+    }
+    fig
 }
 
 /// Loads and checks the configuration.
 pub fn load_with(file: Option<&Path>, sections: &[Section]) -> Result<Loaded, ConfigError> {
     check_file_exists(file)?;
     from_figment_with(figment_with(file, sections), sections)
-}
-
-fn check_webhooks(w: &WebhooksConfig) -> Result<(), ConfigError> {
-    let invalid = |key: &str, message: &str| {
-        Err(ConfigError::Invalid { key: format!("webhooks.{key}"), message: message.into() })
-    };
-    if w.retry_schedule_seconds.is_empty() || w.retry_schedule_seconds.iter().any(|s| !s.is_finite() || *s < 0.0) {
-        return invalid("retry_schedule_seconds", "must list at least one delay of zero or more seconds");
-    }
-    if !(w.timeout_seconds.is_finite() && w.timeout_seconds > 0.0) {
-        return invalid("timeout_seconds", "must be more than zero");
-    }
-    if !(w.lease_seconds.is_finite() && w.lease_seconds > w.timeout_seconds) {
-        return invalid("lease_seconds", "must be longer than webhooks.timeout_seconds");
-    }
-    if w.concurrency == 0 || w.cleanup_interval_seconds == 0 {
-        return invalid("concurrency", "concurrency and cleanup_interval_seconds must be at least 1");
-    }
-    Ok(())
 }
 
 fn check_credits(c: &CreditsConfig) -> Result<(), ConfigError> {
@@ -622,7 +568,6 @@ pub fn from_figment_with(figment: Figment, sections: &[Section]) -> Result<Loade
     if config.limits.window_seconds == 0 {
         return Err(ConfigError::Invalid { key: "limits.window_seconds".into(), message: "must be at least 1".into() });
     }
-    check_webhooks(&config.webhooks)?;
     // Machines' uids: above every ordinary account, and the whole range a valid uid.
     if config.sandbox.uid_base < 65536
         || u64::from(config.sandbox.uid_base) + u64::from(SANDBOX_UID_SPAN) >= u64::from(u32::MAX)

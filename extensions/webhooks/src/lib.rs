@@ -1,6 +1,11 @@
-//! Signed webhooks (spec 2.7, 3.2, 6.1): endpoints and their API, the
-//! durable delivery queue, the delivery loop and the address rules.
+//! The `webhooks` extension: signed webhooks (spec 2.7, 3.2, 6.1),
+//! endpoints and their API, the durable delivery queue, the delivery loop
+//! and the address rules. It plugs in through the public extension contract
+//! only: its routes, its `[webhooks]` section (and `WEBHOOK_ALLOW_HTTP`), its
+//! worker, and the event-appended hook that writes deliveries in the same
+//! transaction as their event.
 
+pub mod config;
 pub mod model;
 pub mod queue;
 pub mod rules;
@@ -19,15 +24,16 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use crate::audit::{self, Actor};
-use crate::auth::Principal;
-use crate::error::{ApiError, ApiResult};
-use crate::events::Event;
-use crate::events::hooks::OnAppend;
-use crate::http::extract::{Validator, page_limit};
-use crate::http::{Data, Json, Path, Query, created, ok};
-use crate::state::AppState;
-use futures::future::BoxFuture;
+use acs_core::audit::{self, Actor};
+use acs_core::auth::Principal;
+use acs_core::error::{ApiError, ApiResult};
+use acs_core::events::Event;
+use acs_core::events::hooks::OnAppend;
+use acs_core::extension::{BoxError, BoxFuture, Extension, Registration, Worker};
+use acs_core::http::extract::{Validator, page_limit};
+use acs_core::http::{Data, Json, Path, Query, created, ok};
+use acs_core::state::AppState;
+use config::WebhooksConfig;
 
 use model::{
     DeliveryPageMeta, DeliveryQuery, EndpointStatus, WebhookDelivery, WebhookDeliveryList, WebhookEndpoint,
@@ -48,9 +54,44 @@ pub fn wake(state: &AppState) {
     doorbell(state).0.notify_one();
 }
 
-/// The hook that writes a webhook's deliveries with every append.
-pub fn hook() -> Arc<dyn OnAppend> {
-    Arc::new(Enqueue)
+pub struct Webhooks;
+
+inventory::submit! { Registration(&Webhooks) }
+
+impl Extension for Webhooks {
+    fn name(&self) -> &'static str {
+        "webhooks"
+    }
+
+    fn config_defaults(&self) -> Option<serde_json::Value> {
+        serde_json::to_value(WebhooksConfig::default()).ok()
+    }
+
+    fn env_aliases(&self) -> &'static [(&'static str, &'static str)] {
+        // The spec's own name for the scheme switch.
+        &[("WEBHOOK_ALLOW_HTTP", "allow_http")]
+    }
+
+    fn routes(&self) -> OpenApiRouter<AppState> {
+        router()
+    }
+
+    fn on_start<'a>(&'a self, state: &'a AppState) -> BoxFuture<'a, Result<(), BoxError>> {
+        Box::pin(async move {
+            let config: WebhooksConfig = state.loaded.section("webhooks")?;
+            config.check()?;
+            state.put(config);
+            Ok(())
+        })
+    }
+
+    fn on_append(&self) -> Option<Arc<dyn OnAppend>> {
+        Some(Arc::new(Enqueue))
+    }
+
+    fn workers(&self, state: &AppState) -> Vec<Worker> {
+        vec![Box::pin(worker::run(state.clone()))]
+    }
 }
 
 /// The event-appended hook: deliveries are written in the appending
@@ -71,7 +112,7 @@ impl OnAppend for Enqueue {
     }
 }
 
-pub fn router() -> OpenApiRouter<AppState> {
+fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list, create))
         .routes(routes!(get_one, update, delete))
@@ -103,7 +144,7 @@ fn check_description(v: &mut Validator, description: Option<&str>) {
 }
 
 fn check_url(v: &mut Validator, state: &AppState, url: &str) {
-    if let Err(msg) = rules::check_url(url, state.config().webhooks.allow_http) {
+    if let Err(msg) = rules::check_url(url, config::of(state).allow_http) {
         v.check(false, "url", msg);
     }
 }
@@ -124,7 +165,7 @@ async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec
 #[utoipa::path(post, path = "/api/webhooks", tag = "webhooks", request_body = WebhookEndpointCreateRequest,
     responses((status = 201, body = Data<WebhookEndpointWithSecret>),
         (status = 422, description = "`validation_failed` naming `url`, `event_types` or `description`",
-            body = crate::error::ErrorBody)))]
+            body = acs_core::error::ErrorBody)))]
 async fn create(
     State(state): State<AppState>,
     p: Principal,
@@ -308,7 +349,7 @@ async fn delivery(
 #[utoipa::path(post, path = "/api/webhooks/{id}/deliveries/{delivery_id}/redeliver", tag = "webhooks",
     params(("id" = Uuid, Path), ("delivery_id" = Uuid, Path)),
     responses((status = 202, body = Data<WebhookDelivery>),
-        (status = 409, description = "`delivery_pending`: attempts are still due", body = crate::error::ErrorBody)))]
+        (status = 409, description = "`delivery_pending`: attempts are still due", body = acs_core::error::ErrorBody)))]
 async fn redeliver(
     State(state): State<AppState>,
     p: Principal,

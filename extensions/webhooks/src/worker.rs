@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
-use crate::mail::Mail;
-use crate::state::AppState;
+use acs_core::mail::Mail;
+use acs_core::state::AppState;
 
 use super::queue::{self, Effect, Job, Ready, Settled};
 use super::send::{Outgoing, Sender};
@@ -21,7 +21,7 @@ const BATCH: usize = 64;
 const IDLE: Duration = Duration::from_secs(1);
 
 pub async fn run(state: AppState) {
-    let cfg = state.config().webhooks.clone();
+    let cfg = crate::config::of(&state);
     let sender = match Sender::new(&cfg) {
         Ok(s) => Arc::new(s),
         Err(e) => {

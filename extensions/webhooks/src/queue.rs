@@ -8,11 +8,11 @@ use serde_json::{Value, json};
 use sqlx::{Any, Row};
 use uuid::Uuid;
 
-use crate::audit::{self, Actor};
-use crate::db::{Backend, RowExt};
-use crate::events::Event;
-use crate::state::AppState;
-use crate::time_fmt::{from_micros, now_micros};
+use acs_core::audit::{self, Actor};
+use acs_core::db::{Backend, RowExt};
+use acs_core::events::Event;
+use acs_core::state::AppState;
+use acs_core::time_fmt::{from_micros, now_micros};
 
 use super::rules;
 
@@ -356,7 +356,7 @@ pub async fn settle(state: &AppState, job: &Job, out: &Settled<'_>) -> Result<Ef
     let (status, next) = if out.accepted {
         ("succeeded", None)
     } else if automatic && job.attempt < rules::MAX_ATTEMPTS {
-        let delay = rules::retry_delay(&state.config().webhooks.retry_schedule_seconds, job.attempt);
+        let delay = rules::retry_delay(&crate::config::of(state).retry_schedule_seconds, job.attempt);
         ("pending", Some(now + (delay * 1_000_000.0) as i64))
     } else {
         ("failed", None)
@@ -437,7 +437,7 @@ pub async fn settle(state: &AppState, job: &Job, out: &Settled<'_>) -> Result<Ef
 
 /// Deletes deliveries (and their attempts) older than the retention.
 pub async fn clean_up(state: &AppState) -> Result<u64, sqlx::Error> {
-    let cutoff = now_micros() - state.config().webhooks.retention_seconds as i64 * 1_000_000;
+    let cutoff = now_micros() - crate::config::of(state).retention_seconds as i64 * 1_000_000;
     let mut tx = state.db.begin().await?;
     sqlx::query(
         "DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries WHERE created_at < $1)",

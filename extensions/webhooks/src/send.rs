@@ -13,8 +13,8 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::header::CONTENT_TYPE;
 
 use super::signature::sign;
-use crate::blocklist::AddressRules;
 use crate::config::WebhooksConfig;
+use acs_core::blocklist::AddressRules;
 
 /// What one attempt sends.
 pub struct Outgoing<'a> {
@@ -209,7 +209,7 @@ mod tests {
     use tokio::sync::mpsc;
 
     use super::*;
-    use crate::webhooks::signature::tests::verify;
+    use crate::signature::tests::verify;
 
     const SECRET: &str = "whsec_test";
 
