@@ -14,6 +14,7 @@ use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
 use uuid::Uuid;
 
+use crate::config::{ConfigError, Loaded};
 use crate::events::hooks::OnAppend;
 use crate::state::AppState;
 
@@ -35,6 +36,13 @@ pub trait Extension: Send + Sync + 'static {
     /// Defaults of the extension's `[<name>]` configuration section, if it has one.
     fn config_defaults(&self) -> Option<serde_json::Value> {
         None
+    }
+
+    /// Checks its section when the configuration is loaded, whether or not
+    /// its flag is on (typically `loaded.section::<ItsConfig>(name)` and its
+    /// rules): an unknown key or a bad value stops the start, naming it.
+    fn check_config(&self, _loaded: &Loaded) -> Result<(), ConfigError> {
+        Ok(())
     }
 
     /// Environment variables read as keys of its section: `(variable, key)`.

@@ -59,14 +59,23 @@ pub mod config {
         figment_with(file, &sections())
     }
 
-    /// Loads and checks the configuration.
+    /// Loads and checks the configuration, every extension's section included.
     pub fn load(file: Option<&Path>) -> Result<Loaded, ConfigError> {
-        load_with(file, &sections())
+        check_extensions(load_with(file, &sections())?)
     }
 
-    /// Checks a figment stack.
+    /// Checks a figment stack, every extension's section included.
     pub fn from_figment(figment: figment::Figment) -> Result<Loaded, ConfigError> {
-        from_figment_with(figment, &sections())
+        check_extensions(from_figment_with(figment, &sections())?)
+    }
+
+    /// Each compiled-in extension checks its section, whether its flag is on
+    /// or not: a flag turned on later must not meet a section that was never valid.
+    fn check_extensions(loaded: Loaded) -> Result<Loaded, ConfigError> {
+        for ext in crate::extension::all() {
+            ext.check_config(&loaded)?;
+        }
+        Ok(loaded)
     }
 }
 

@@ -69,6 +69,37 @@ fn unknown_keys_stop_the_start() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// An extension's section is checked at load even while its flag is off, so turning the flag on
+/// later never meets a section that was never valid.
+#[test]
+#[cfg(all(feature = "support", feature = "webhooks"))]
+fn extension_sections_are_checked_with_their_flags_off() {
+    // `acs config` loads the configuration as `serve` does, and exits either way.
+    let dir = temp_dir();
+    let out = acs()
+        .current_dir(&dir)
+        .arg("config")
+        .env("ACS_FEATURES__WEBHOOKS", "false")
+        .env("ACS_WEBHOOKS__LEASE_SECONDS", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("webhooks.lease_seconds"), "{err}");
+
+    let out = acs()
+        .current_dir(&dir)
+        .arg("config")
+        .env("ACS_FEATURES__SUPPORT", "false")
+        .env("ACS_SUPPORT__RETRY_SECOND", "5")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("retry_second"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn migrate_on(backend: Backend) {
     let dir = temp_dir();
     let base = std::env::var("ACS_TEST_POSTGRES").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into());

@@ -10,6 +10,7 @@ mod reports;
 use std::sync::Arc;
 
 use acs_core::AppState;
+use acs_core::config::{ConfigError, Loaded};
 use acs_core::extension::{BoxError, BoxFuture, Extension, Registration, Worker};
 use serde::{Deserialize, Serialize};
 use tokio::sync::Notify;
@@ -62,15 +63,22 @@ impl Extension for Support {
         reports::router()
     }
 
+    fn check_config(&self, loaded: &Loaded) -> Result<(), ConfigError> {
+        let config: SupportConfig = loaded.section("support")?;
+        let invalid = |key: &str, message: String| ConfigError::Invalid { key: format!("support.{key}"), message };
+        if let Some(url) = &config.forward_url {
+            reqwest::Url::parse(url).map_err(|e| invalid("forward_url", e.to_string()))?;
+        }
+        if config.max_attempts < 1 || config.retry_seconds < 1 {
+            return Err(invalid("max_attempts", "max_attempts and retry_seconds must be at least 1".into()));
+        }
+        Ok(())
+    }
+
     fn on_start<'a>(&'a self, state: &'a AppState) -> BoxFuture<'a, Result<(), BoxError>> {
+        // Checked when the configuration was loaded.
         Box::pin(async move {
             let config: SupportConfig = state.loaded.section("support")?;
-            if let Some(url) = &config.forward_url {
-                reqwest::Url::parse(url).map_err(|e| format!("support.forward_url: {e}"))?;
-            }
-            if config.max_attempts < 1 || config.retry_seconds < 1 {
-                return Err("support.max_attempts and support.retry_seconds must be at least 1".into());
-            }
             state.put(Runtime { config, wake: Notify::new() });
             Ok(())
         })

@@ -1,6 +1,7 @@
 //! The `[webhooks]` configuration section, owned by this extension.
 
 use acs_core::AppState;
+use acs_core::config::ConfigError;
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 
@@ -46,9 +47,11 @@ impl Default for WebhooksConfig {
 }
 
 impl WebhooksConfig {
-    /// The section's rules beyond its types; `Err` names the key.
-    pub fn check(&self) -> Result<(), String> {
-        let invalid = |key: &str, message: &str| Err(format!("webhooks.{key}: {message}"));
+    /// The section's rules beyond its types.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        let invalid = |key: &str, message: &str| {
+            Err(ConfigError::Invalid { key: format!("webhooks.{key}"), message: message.into() })
+        };
         if self.retry_schedule_seconds.is_empty()
             || self.retry_schedule_seconds.iter().any(|s| !s.is_finite() || *s < 0.0)
         {

@@ -26,6 +26,7 @@ use uuid::Uuid;
 
 use acs_core::audit::{self, Actor};
 use acs_core::auth::Principal;
+use acs_core::config::{ConfigError, Loaded};
 use acs_core::error::{ApiError, ApiResult};
 use acs_core::events::Event;
 use acs_core::events::hooks::OnAppend;
@@ -76,11 +77,14 @@ impl Extension for Webhooks {
         router()
     }
 
+    fn check_config(&self, loaded: &Loaded) -> Result<(), ConfigError> {
+        loaded.section::<WebhooksConfig>("webhooks")?.check()
+    }
+
     fn on_start<'a>(&'a self, state: &'a AppState) -> BoxFuture<'a, Result<(), BoxError>> {
+        // Checked when the configuration was loaded.
         Box::pin(async move {
-            let config: WebhooksConfig = state.loaded.section("webhooks")?;
-            config.check()?;
-            state.put(config);
+            state.put(state.loaded.section::<WebhooksConfig>("webhooks")?);
             Ok(())
         })
     }
