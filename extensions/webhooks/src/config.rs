@@ -70,11 +70,10 @@ impl WebhooksConfig {
     }
 }
 
-/// This server's webhook configuration, read and checked once at start.
+/// This server's webhook configuration: its section, checked when the configuration was loaded
+/// (`Extension::check_config`), read once and kept in a slot.
 pub fn of(state: &AppState) -> std::sync::Arc<WebhooksConfig> {
-    state.get::<WebhooksConfig>().unwrap_or_else(|| {
-        // Only a server whose `on_start` did not run (the flag is off) gets here, and then no
-        // webhook route or worker runs either; the defaults keep any stray caller sane.
-        std::sync::Arc::new(WebhooksConfig::default())
+    state.get_or_put(|| {
+        state.loaded.section("webhooks").expect("the [webhooks] section is checked when the configuration loads")
     })
 }

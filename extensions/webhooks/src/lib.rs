@@ -30,7 +30,7 @@ use acs_core::config::{ConfigError, Loaded};
 use acs_core::error::{ApiError, ApiResult};
 use acs_core::events::Event;
 use acs_core::events::hooks::OnAppend;
-use acs_core::extension::{BoxError, BoxFuture, Extension, Registration, Worker};
+use acs_core::extension::{BoxFuture, Extension, Registration, Worker};
 use acs_core::http::extract::{Validator, page_limit};
 use acs_core::http::{Data, Json, Path, Query, created, ok};
 use acs_core::state::AppState;
@@ -79,14 +79,6 @@ impl Extension for Webhooks {
 
     fn check_config(&self, loaded: &Loaded) -> Result<(), ConfigError> {
         loaded.section::<WebhooksConfig>("webhooks")?.check()
-    }
-
-    fn on_start<'a>(&'a self, state: &'a AppState) -> BoxFuture<'a, Result<(), BoxError>> {
-        // Checked when the configuration was loaded.
-        Box::pin(async move {
-            state.put(state.loaded.section::<WebhooksConfig>("webhooks")?);
-            Ok(())
-        })
     }
 
     fn on_append(&self) -> Option<Arc<dyn OnAppend>> {
