@@ -5,8 +5,9 @@ use std::process::ExitCode;
 
 use acs_core::config::{self, Loaded};
 use acs_core::db::Db;
+use acs_core::extension;
 use acs_core::{credits, secrets, server};
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// acs, the Agent Computer Service: runs AI coding agents in isolated
 /// sandboxes behind an HTTP/JSON API.
@@ -108,13 +109,24 @@ fn init_logging(loaded: &Loaded) {
 }
 
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let loaded = match config::load(config_file(cli.config).as_deref()) {
+    // Core's commands, then those the compiled-in extensions add.
+    let matches = extension::with_commands(Cli::command()).get_matches();
+    let loaded = match config::load(config_file(matches.get_one::<PathBuf>("config").cloned()).as_deref()) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("acs: {e}");
             return ExitCode::from(2);
         }
+    };
+    if let Some((command, sub)) = extension::command_of(&matches) {
+        init_logging(&loaded);
+        return finish(
+            runtime().and_then(|rt| rt.block_on((command.run)(&loaded, sub)).map_err(|e| anyhow::anyhow!("{e}"))),
+        );
+    }
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
     };
     if let Command::Config = cli.command {
         print!("{}", loaded.render_masked());
@@ -124,23 +136,29 @@ pub fn main() -> ExitCode {
         return runtimes(&loaded, c);
     }
     init_logging(&loaded);
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => {
-            eprintln!("acs: cannot start the async runtime: {e}");
-            return ExitCode::FAILURE;
-        }
-    };
-    let result = rt.block_on(async move {
-        match cli.command {
-            Command::Serve => serve(loaded).await,
-            Command::Migrate => migrate(loaded).await,
-            Command::Keys(KeysCommand::RotateMaster) => rotate_master(loaded).await,
-            Command::Credits(c) => credits(loaded, c).await,
-            Command::Sandboxes(c) => sandboxes(loaded, c).await,
-            Command::Config | Command::Runtimes(_) => unreachable!("handled above"),
-        }
+    let result = runtime().and_then(|rt| {
+        rt.block_on(async move {
+            match cli.command {
+                Command::Serve => serve(loaded).await,
+                Command::Migrate => migrate(loaded).await,
+                Command::Keys(KeysCommand::RotateMaster) => rotate_master(loaded).await,
+                Command::Credits(c) => credits(loaded, c).await,
+                Command::Sandboxes(c) => sandboxes(loaded, c).await,
+                Command::Config | Command::Runtimes(_) => unreachable!("handled above"),
+            }
+        })
     });
+    finish(result)
+}
+
+fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| anyhow::anyhow!("cannot start the async runtime: {e}"))
+}
+
+fn finish(result: anyhow::Result<()>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -162,7 +180,7 @@ async fn serve(loaded: Loaded) -> anyhow::Result<()> {
 
 async fn migrate(loaded: Loaded) -> anyhow::Result<()> {
     let db = Db::connect(&loaded.config.database).await?;
-    db.migrate().await?;
+    acs_core::extension::migrate(&db).await?;
     println!("migrations applied");
     Ok(())
 }
@@ -174,7 +192,7 @@ async fn rotate_master(loaded: Loaded) -> anyhow::Result<()> {
         println!("new master key {id} is now current");
     }
     let db = Db::connect(&loaded.config.database).await?;
-    db.migrate().await?;
+    acs_core::extension::migrate(&db).await?;
     let crypto = secrets::Crypto::new(keyring);
     let n = crypto.rewrap_all(&db).await?;
     println!("re-wrapped {n} account data key(s)");
@@ -183,7 +201,7 @@ async fn rotate_master(loaded: Loaded) -> anyhow::Result<()> {
 
 async fn credits(loaded: Loaded, command: CreditsCommand) -> anyhow::Result<()> {
     let db = Db::connect(&loaded.config.database).await?;
-    db.migrate().await?;
+    acs_core::extension::migrate(&db).await?;
     match command {
         CreditsCommand::Grant { email, amount } => {
             let balance = credits::operator::grant(&db, &email, amount).await?;
@@ -201,7 +219,7 @@ async fn credits(loaded: Loaded, command: CreditsCommand) -> anyhow::Result<()> 
 async fn sandboxes(loaded: Loaded, command: SandboxesCommand) -> anyhow::Result<()> {
     use acs_core::sandboxes::host::{self, Reaped};
     let db = Db::connect(&loaded.config.database).await?;
-    db.migrate().await?;
+    acs_core::extension::migrate(&db).await?;
     let cfg = &loaded.config.sandbox;
     match command {
         SandboxesCommand::List => {

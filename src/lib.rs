@@ -12,3 +12,28 @@ pub use acs_core as core;
 use acs_ext_support as _;
 #[cfg(feature = "webhooks")]
 use acs_ext_webhooks as _;
+
+// Fields the interface specification names on `GET /api/auth/me` that belong
+// to extensions this build may lack (the egress broker, connections,
+// subscriptions): `false` until a compiled-in extension supplies them.
+use acs_core::extension::{Answer, SpecField};
+acs_core::inventory::submit! {
+    SpecField { answer: Answer::Me, name: "brokered", description: "The account's sandboxes egress through the broker." }
+}
+acs_core::inventory::submit! {
+    SpecField { answer: Answer::Me, name: "connections_enabled", description: "Connection providers are on." }
+}
+acs_core::inventory::submit! {
+    SpecField {
+        answer: Answer::Me,
+        name: "connections_manageable",
+        description: "Connections are on and this key may manage them.",
+    }
+}
+acs_core::inventory::submit! {
+    SpecField {
+        answer: Answer::Me,
+        name: "openai_subscriptions_enabled",
+        description: "Linking openai subscriptions is on.",
+    }
+}

@@ -1,20 +1,30 @@
-//! The extension contract.
+//! The extension contract (docs/extensions.md).
 //!
 //! An extension is a value implementing [`Extension`], submitted with
 //! `inventory::submit! { acs_core::extension::Registration(&MyExtension) }`.
-//! At start the server walks the inventory (sorted by name), mounts each
-//! extension's routes, merges their OpenAPI paths and spawns their workers.
-//! A compiled-in extension whose runtime flag (`features.<name>`) is off keeps
-//! its routes, which answer `404 <name>_not_enabled`.
+//! At start the server walks the inventory (sorted by name): it checks every
+//! compiled-in extension's configuration section and applies its migrations
+//! whether its runtime flag (`features.<name>`) is on or not; for an enabled
+//! one it runs `init`, registers its hooks and spawns its workers. Routes are
+//! mounted for every compiled-in extension, group by group, behind the
+//! authentication their [`Access`] names; a [`RouteGroup::gated`] group of a
+//! disabled extension answers `404 <name>_not_enabled`.
 
+use std::any::Any;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use sqlx::migrate::Migrator;
+use utoipa::PartialSchema;
+use utoipa::openapi::{RefOr, Schema};
 use utoipa_axum::router::OpenApiRouter;
 use uuid::Uuid;
 
+use crate::auth::Principal;
 use crate::config::{ConfigError, Loaded};
+use crate::db::Backend;
+use crate::egress::hook::EgressHook;
 use crate::events::hooks::OnAppend;
 use crate::state::AppState;
 
@@ -23,6 +33,104 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A long-running task; it must end soon after `state.shutdown` is cancelled.
 pub type Worker = BoxFuture<'static, ()>;
+
+/// An extension's own runtime state, built by [`Extension::init`]. The host
+/// keeps it in the server's slots under its concrete type, where
+/// `state.get::<T>()` finds it.
+pub type ExtensionState = Arc<dyn Any + Send + Sync>;
+
+/// Who may call a group of routes. Every kind but `Public` rate-limits per
+/// key and counts failed authentications per address, as core routes do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Access {
+    /// No credential; documented with an empty security requirement.
+    Public,
+    /// An account's API key (`full` or `restricted`); a sandbox's callback
+    /// key is refused with 403 `insufficient_scope`.
+    Account,
+    /// An account's API key or a sandbox's callback key; handlers check which
+    /// machine a sandbox key may act for (`Principal::sandbox_id`).
+    Sandbox,
+}
+
+/// Routes that share who may call them and whether the runtime flag gates them.
+pub struct RouteGroup {
+    pub access: Access,
+    /// With the extension's flag off: `true` answers `404 <name>_not_enabled`,
+    /// `false` serves the routes anyway (for reads a spec keeps open when the
+    /// feature is off, such as listing what was made while it was on).
+    pub gated: bool,
+    pub router: OpenApiRouter<AppState>,
+}
+
+impl RouteGroup {
+    /// Routes for account keys, gated by the flag.
+    pub fn account(router: OpenApiRouter<AppState>) -> Self {
+        RouteGroup { access: Access::Account, gated: true, router }
+    }
+
+    /// Routes for account and sandbox keys, gated by the flag.
+    pub fn sandbox(router: OpenApiRouter<AppState>) -> Self {
+        RouteGroup { access: Access::Sandbox, gated: true, router }
+    }
+
+    /// Routes with no credential, gated by the flag.
+    pub fn public(router: OpenApiRouter<AppState>) -> Self {
+        RouteGroup { access: Access::Public, gated: true, router }
+    }
+
+    /// Served whatever the flag says.
+    pub fn ungated(self) -> Self {
+        RouteGroup { gated: false, ..self }
+    }
+}
+
+/// A field an extension adds to a core answer (`GET /api/auth/me`,
+/// `GET /api/catalog`), present whether its flag is on or not; its schema is
+/// added to the document's schema of that answer.
+#[derive(Clone)]
+pub struct Field {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub schema: fn() -> RefOr<Schema>,
+    pub value: FieldValue,
+}
+
+/// How a [`Field`]'s value is computed for one caller.
+pub type FieldValue = Arc<dyn Fn(&AppState, &Principal) -> serde_json::Value + Send + Sync>;
+
+impl Field {
+    /// A boolean field, the common case (`<name>_enabled`).
+    pub fn boolean(name: &'static str, description: &'static str, value: fn(&AppState, &Principal) -> bool) -> Self {
+        Field {
+            name,
+            description,
+            schema: <bool as PartialSchema>::schema,
+            value: Arc::new(move |state, p| serde_json::Value::Bool(value(state, p))),
+        }
+    }
+}
+
+/// A source of provider credentials for inference credential sets: consulted,
+/// in extension order, for a provider the set holds no stored value for
+/// (for example a linked subscription standing in for an API key).
+pub trait CredentialSource: Send + Sync {
+    fn resolve<'a>(
+        &'a self,
+        state: &'a AppState,
+        account_id: Uuid,
+        set_id: Uuid,
+        provider: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, BoxError>>;
+}
+
+/// An extension's own `acs` subcommand: its definition (clap) and what runs it.
+pub struct CliCommand {
+    pub command: fn() -> clap::Command,
+    /// Runs with the loaded configuration and the subcommand's matches.
+    pub run: for<'a> fn(&'a Loaded, &'a clap::ArgMatches) -> BoxFuture<'a, Result<(), BoxError>>,
+}
 
 pub trait Extension: Send + Sync + 'static {
     /// Unique name; also its runtime flag (`features.<name>`) and config section.
@@ -50,18 +158,56 @@ pub trait Extension: Send + Sync + 'static {
         &[]
     }
 
+    /// Its tables: a migrator per database dialect, applied after core's on
+    /// every start whether the flag is on or not (a flag turned on later finds
+    /// its tables). Versions are shared with core's and every other
+    /// extension's, so each extension numbers in a range of its own
+    /// (docs/extensions.md); the host refuses to start on a clash.
+    fn migrations(&self, _backend: Backend) -> Option<&'static Migrator> {
+        None
+    }
+
+    /// Its routes, in groups by caller kind, documented in `/api/docs`.
+    fn routes(&self) -> Vec<RouteGroup>;
+
+    /// Builds the extension's own state once, before the server accepts
+    /// requests, when its flag is on; an error stops the start.
+    fn init<'a>(&'a self, _state: &'a AppState) -> BoxFuture<'a, Result<Option<ExtensionState>, BoxError>> {
+        Box::pin(async { Ok(None) })
+    }
+
     /// Runs inside every event append's transaction while the flag is on
     /// (`events::hooks`): what must commit with the events.
     fn on_append(&self) -> Option<Arc<dyn OnAppend>> {
         None
     }
 
-    /// Routes, all behind bearer authentication, documented in `/api/docs`.
-    fn routes(&self) -> OpenApiRouter<AppState>;
+    /// Decides egress requests of every machine, after the machine's own
+    /// network policy allowed them, while the flag is on. Built once, from
+    /// the configuration, when the server starts.
+    fn egress(&self, _loaded: &Loaded) -> Option<Arc<dyn EgressHook>> {
+        None
+    }
 
-    /// Runs once before the server accepts requests; an error stops the start.
-    fn on_start<'a>(&'a self, _state: &'a AppState) -> BoxFuture<'a, Result<(), BoxError>> {
-        Box::pin(async { Ok(()) })
+    /// Supplies provider credentials a set does not store, while the flag is on.
+    fn credential_source(&self) -> Option<Arc<dyn CredentialSource>> {
+        None
+    }
+
+    /// Fields it adds to `GET /api/auth/me`.
+    fn me_fields(&self) -> Vec<Field> {
+        Vec::new()
+    }
+
+    /// Fields it adds to `GET /api/catalog`.
+    fn catalog_fields(&self) -> Vec<Field> {
+        Vec::new()
+    }
+
+    /// Subcommands it adds to `acs` (working on the configured database, as
+    /// the operator commands of core do).
+    fn commands(&self) -> Vec<CliCommand> {
+        Vec::new()
     }
 
     /// Runs once after the server stopped accepting requests.
@@ -69,7 +215,8 @@ pub trait Extension: Send + Sync + 'static {
         Box::pin(async {})
     }
 
-    /// Runs when an account is deleted, before its rows are removed.
+    /// Runs when an account is deleted, before its rows are removed, for
+    /// every compiled-in extension whatever its flag ([`account_deleted`]).
     fn on_account_deleted<'a>(
         &'a self,
         _state: &'a AppState,
@@ -78,7 +225,7 @@ pub trait Extension: Send + Sync + 'static {
         Box::pin(async { Ok(()) })
     }
 
-    /// Background workers, spawned after `on_start` when the flag is on.
+    /// Background workers, spawned after `init` when the flag is on.
     fn workers(&self, _state: &AppState) -> Vec<Worker> {
         Vec::new()
     }
@@ -104,4 +251,125 @@ pub fn check_unique(exts: &[&'static dyn Extension]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Tells every compiled-in extension that an account is going away, before
+/// its rows are removed; the first error stops the deletion.
+pub async fn account_deleted(state: &AppState, account_id: Uuid) -> Result<(), BoxError> {
+    for ext in all() {
+        ext.on_account_deleted(state, account_id).await.map_err(|e| format!("extension {}: {e}", ext.name()))?;
+    }
+    Ok(())
+}
+
+/// A field the interface specification names on a core answer but that an
+/// extension supplies (for example a flag of an extension this build may not
+/// have). The server assembly declares these with `inventory::submit!`; a
+/// build in which no compiled-in extension supplies one reports it `false`,
+/// so the answer keeps the specification's shape in every build.
+pub struct SpecField {
+    pub answer: Answer,
+    pub name: &'static str,
+    pub description: &'static str,
+}
+
+inventory::collect!(SpecField);
+
+/// The core answers extensions add fields to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// `GET /api/auth/me`
+    Me,
+    /// `GET /api/catalog`
+    Catalog,
+}
+
+/// What the enabled extensions registered with the host, kept in the
+/// server's state for the core code that consults it.
+#[derive(Default)]
+pub struct Contributions {
+    pub egress: crate::egress::hook::EgressHooks,
+    pub credential_sources: Vec<Arc<dyn CredentialSource>>,
+    pub me_fields: Vec<Field>,
+    pub catalog_fields: Vec<Field>,
+}
+
+impl Contributions {
+    /// Hooks of the extensions whose flag is on; answer fields of every
+    /// compiled-in extension (the field itself says whether the feature is on),
+    /// then the specification's fields no extension supplied.
+    pub fn collect(exts: &[&'static dyn Extension], loaded: &Loaded, enabled: impl Fn(&str) -> bool) -> Contributions {
+        let on: Vec<_> = exts.iter().filter(|e| enabled(e.name())).collect();
+        let mut me_fields: Vec<Field> = exts.iter().flat_map(|e| e.me_fields()).collect();
+        let mut catalog_fields: Vec<Field> = exts.iter().flat_map(|e| e.catalog_fields()).collect();
+        for spec in inventory::iter::<SpecField> {
+            let fields = match spec.answer {
+                Answer::Me => &mut me_fields,
+                Answer::Catalog => &mut catalog_fields,
+            };
+            if !fields.iter().any(|f| f.name == spec.name) {
+                fields.push(Field::boolean(spec.name, spec.description, |_, _| false));
+            }
+        }
+        me_fields.sort_by_key(|f| f.name);
+        catalog_fields.sort_by_key(|f| f.name);
+        Contributions {
+            egress: crate::egress::hook::EgressHooks(on.iter().filter_map(|e| e.egress(loaded)).collect()),
+            credential_sources: on.iter().filter_map(|e| e.credential_source()).collect(),
+            me_fields,
+            catalog_fields,
+        }
+    }
+
+    /// The fields of one answer, as a JSON object to flatten into it.
+    pub fn values(
+        &self,
+        answer: Answer,
+        state: &AppState,
+        p: &Principal,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        let fields = match answer {
+            Answer::Me => &self.me_fields,
+            Answer::Catalog => &self.catalog_fields,
+        };
+        fields.iter().map(|f| (f.name.to_owned(), (f.value)(state, p))).collect()
+    }
+
+    /// A provider credential from the first source that has one.
+    pub async fn credential(
+        &self,
+        state: &AppState,
+        account_id: Uuid,
+        set_id: Uuid,
+        provider: &str,
+    ) -> Result<Option<String>, BoxError> {
+        for source in &self.credential_sources {
+            if let Some(value) = source.resolve(state, account_id, set_id, provider).await? {
+                return Ok(Some(value));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// Applies core's migrations and those of every compiled-in extension.
+pub async fn migrate(db: &crate::db::Db) -> Result<(), sqlx::migrate::MigrateError> {
+    let own: Vec<_> = all().into_iter().filter_map(|e| e.migrations(db.backend).map(|m| (e.name(), m))).collect();
+    db.migrate(&own).await
+}
+
+/// `cli` with every compiled-in extension's subcommands added.
+pub fn with_commands(mut cli: clap::Command) -> clap::Command {
+    for c in all().iter().flat_map(|e| e.commands()) {
+        cli = cli.subcommand((c.command)());
+    }
+    cli
+}
+
+/// The extension subcommand `matches` names, with its own matches; `None`
+/// when it names one of core's.
+pub fn command_of(matches: &clap::ArgMatches) -> Option<(CliCommand, &clap::ArgMatches)> {
+    let (name, sub) = matches.subcommand()?;
+    let command = all().iter().flat_map(|e| e.commands()).find(|c| (c.command)().get_name() == name)?;
+    Some((command, sub))
 }

@@ -22,7 +22,7 @@ use crate::cache::TtlCache;
 use crate::config::Loaded;
 use crate::db::Db;
 use crate::error::ApiError;
-use crate::extension::{self, BoxError, Extension};
+use crate::extension::{self, Access, BoxError, Contributions, Extension, RouteGroup};
 use crate::http::middleware;
 use crate::mail::Mailer;
 use crate::metrics::Metrics;
@@ -60,6 +60,29 @@ async fn feature_gate(State(gate): State<Gate>, req: Request, next: Next) -> Res
     }
 }
 
+/// One route group of an extension behind the authentication its access
+/// names, documented as such, and gated by the flag when it says so.
+fn mount(state: &AppState, name: &'static str, group: RouteGroup) -> OpenApiRouter<AppState> {
+    let mut router = group.router;
+    if group.gated {
+        router = router.route_layer(from_fn_with_state(Gate { state: state.clone(), name }, feature_gate));
+    }
+    match group.access {
+        Access::Public => {
+            docs::mark_public(router.get_openapi_mut());
+            router
+        }
+        Access::Account => {
+            docs::mark_authenticated(router.get_openapi_mut());
+            router.route_layer(from_fn_with_state(state.clone(), auth::authenticate_account))
+        }
+        Access::Sandbox => {
+            docs::mark_authenticated(router.get_openapi_mut());
+            router.route_layer(from_fn_with_state(state.clone(), auth::authenticate_sandbox))
+        }
+    }
+}
+
 /// Connects storage, builds state and routes. Does not listen yet.
 pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
     let exts = extension::all();
@@ -69,9 +92,11 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
     let db = Db::connect(&loaded.config.database)
         .await
         .map_err(|e| format!("database {}: {e}", redact_url(&loaded.config.database.url)))?;
-    db.migrate().await.map_err(|e| format!("database migration failed: {e}"))?;
+    extension::migrate(&db).await.map_err(|e| format!("database migration failed: {e}"))?;
     let keyring = secrets::load_keyring(&loaded.config.secrets)?;
     let cache_ttl = Duration::from_secs(loaded.config.auth.cache_seconds);
+    let features = loaded.config.features.clone();
+    let enabled = |name: &str| features.get(name).copied().unwrap_or(false);
     let state = AppState::new(Inner {
         key_cache: TtlCache::new(cache_ttl, 100_000),
         account_cache: TtlCache::new(cache_ttl, 100_000),
@@ -79,7 +104,7 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         limiter: RateLimiter::new(&loaded.config.limits),
         mailer: Mailer::from_config(&loaded.config.email)?,
         metrics: Metrics::new(loaded.config.metrics.enabled),
-        features: loaded.config.features.clone(),
+        features: features.clone(),
         shutdown: CancellationToken::new(),
         http: reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
@@ -90,12 +115,10 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         events: Default::default(),
         conversations: Default::default(),
         event_hooks: crate::events::hooks::Hooks::new(
-            exts.iter()
-                .filter(|e| loaded.config.features.get(e.name()).copied().unwrap_or(false))
-                .filter_map(|e| e.on_append())
-                .collect(),
+            exts.iter().filter(|e| enabled(e.name())).filter_map(|e| e.on_append()).collect(),
         ),
         queue: Default::default(),
+        extensions: Contributions::collect(&exts, &loaded, enabled),
         request_ids: middleware::RequestIds::new(),
         db,
         loaded,
@@ -121,15 +144,19 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         .merge(crate::credits::router())
         .merge(crate::queue::router())
         .merge(crate::team::router());
-    for ext in &exts {
-        let gate = Gate { state: state.clone(), name: ext.name() };
-        protected = protected.merge(ext.routes().route_layer(from_fn_with_state(gate, feature_gate)));
-    }
     docs::mark_authenticated(protected.get_openapi_mut());
     let protected = protected.route_layer(from_fn_with_state(state.clone(), auth::authenticate));
-
-    let (router, api) = public.merge(protected).split_for_parts();
-    let openapi = Arc::new(docs::finish(api));
+    let mut routes = public.merge(protected);
+    for ext in &exts {
+        for group in ext.routes() {
+            routes = routes.merge(mount(&state, ext.name(), group));
+        }
+    }
+    let (router, api) = routes.split_for_parts();
+    let mut api = docs::finish(api);
+    docs::add_fields(&mut api, "Me", "/api/auth/me", &state.extensions.me_fields);
+    docs::add_fields(&mut api, "Catalog", "/api/catalog", &state.extensions.catalog_fields);
+    let openapi = Arc::new(api);
     let html = Arc::new(docs::render_html(&openapi));
 
     let doc = openapi.clone();
@@ -186,7 +213,7 @@ impl Running {
     }
 }
 
-/// Builds the app, binds `listener`, runs start hooks and workers, and
+/// Builds the app, binds `listener`, runs extensions' `init` and workers, and
 /// serves until `state.shutdown` is cancelled.
 pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, BoxError> {
     let app = build(loaded).await?;
@@ -198,7 +225,9 @@ pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, Box
     let enabled: Vec<&'static dyn Extension> =
         app.extensions.iter().copied().filter(|e| state.feature_enabled(e.name())).collect();
     for ext in &enabled {
-        ext.on_start(&state).await.map_err(|e| format!("extension {}: {e}", ext.name()))?;
+        if let Some(own) = ext.init(&state).await.map_err(|e| format!("extension {}: {e}", ext.name()))? {
+            state.put_any(own);
+        }
     }
     let mut workers = JoinSet::new();
     workers.spawn(sweeper);

@@ -52,10 +52,12 @@ pub struct Inner {
     pub event_hooks: crate::events::hooks::Hooks,
     /// The sandbox queue's doorbell.
     pub queue: crate::queue::Queue,
+    /// Hooks and answer fields the extensions registered (extension.rs).
+    pub extensions: crate::extension::Contributions,
 }
 
-/// Values keyed by their type; an extension stores its runtime state here in
-/// `on_start` (statics would be shared by every server in one process).
+/// Values keyed by their type; an extension's `init` state is kept here
+/// (statics would be shared by every server in one process).
 #[derive(Default)]
 pub struct Slots(RwLock<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>);
 
@@ -72,17 +74,19 @@ impl AppState {
         self.features.get(name).copied().unwrap_or(false)
     }
 
-    pub fn put<T: Any + Send + Sync>(&self, value: T) {
-        if let Ok(mut m) = self.slots.0.write() {
-            m.insert(TypeId::of::<T>(), Arc::new(value));
-        }
-    }
-
     /// The value of type `T`, put now by `make` when there is none.
     pub fn get_or_put<T: Any + Send + Sync>(&self, make: impl FnOnce() -> T) -> Arc<T> {
         let mut m = self.slots.0.write().unwrap_or_else(std::sync::PoisonError::into_inner);
         let value = m.entry(TypeId::of::<T>()).or_insert_with(|| Arc::new(make()));
         value.clone().downcast::<T>().expect("slots are keyed by their type")
+    }
+
+    /// Keeps a value under its own concrete type (an extension's `init` state).
+    pub fn put_any(&self, value: Arc<dyn Any + Send + Sync>) {
+        let key = (*value).type_id();
+        if let Ok(mut m) = self.slots.0.write() {
+            m.insert(key, value);
+        }
     }
 
     pub fn get<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {

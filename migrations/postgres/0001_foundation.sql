@@ -46,24 +46,3 @@ CREATE TABLE audit_events (
     at BIGINT NOT NULL
 );
 CREATE INDEX audit_events_account ON audit_events(account_id, id);
-
-CREATE TABLE support_reports (
-    id TEXT PRIMARY KEY,
-    account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
-    category TEXT NOT NULL,
-    message TEXT NOT NULL,
-    client TEXT,
-    context TEXT,
-    screenshot BYTEA,
-    screenshot_media_type TEXT,
-    status TEXT NOT NULL,
-    external_url TEXT,
-    forward_error TEXT,
-    forwarded_at BIGINT,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    next_attempt_at BIGINT,
-    lease_until BIGINT,
-    created_at BIGINT NOT NULL
-);
-CREATE INDEX support_reports_account ON support_reports(account_id, created_at);
-CREATE INDEX support_reports_due ON support_reports(status, next_attempt_at);

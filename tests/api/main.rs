@@ -3,6 +3,8 @@
 
 mod common;
 
+pub use acs_testkit::both;
+
 mod accounts;
 mod agents;
 mod attach;
@@ -23,6 +25,7 @@ mod health_audit;
 mod isolation;
 mod keys;
 mod limits;
+mod migrations;
 mod permissions;
 mod queue;
 mod reapply;
@@ -35,8 +38,6 @@ mod schedules;
 mod search;
 mod selection;
 mod session_config;
-mod support;
 mod team;
 mod turns;
 mod vaults;
-mod webhooks;

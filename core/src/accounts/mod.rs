@@ -17,6 +17,7 @@ use crate::audit::{self, Actor};
 use crate::auth::{self, Principal, Scope, password, token};
 use crate::db::{RowExt, is_unique_violation};
 use crate::error::{ApiError, ApiResult};
+use crate::extension::Answer;
 use crate::http::extract::Validator;
 use crate::http::middleware::ClientIp;
 use crate::http::{Data, Json, created, ok};
@@ -80,14 +81,14 @@ pub struct Me {
     pub email_verified: bool,
     /// An email address waiting for verification before it replaces `email`.
     pub pending_email: Option<String>,
-    pub brokered: bool,
-    pub connections_enabled: bool,
-    pub connections_manageable: bool,
-    pub openai_subscriptions_enabled: bool,
     /// The key this request used.
     pub key: MeKey,
     #[serde(with = "time::serde::rfc3339")]
     pub inserted_at: OffsetDateTime,
+    /// Fields extensions add (`Extension::me_fields`); documented by the host.
+    #[serde(flatten)]
+    #[schema(ignore)]
+    pub extensions: serde_json::Map<String, serde_json::Value>,
 }
 
 #[derive(Deserialize, ToSchema)]
@@ -352,18 +353,14 @@ async fn me(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Me>> 
             identity
         }
     };
-    let connections = state.feature_enabled("connections");
     Ok(ok(Me {
         user_id: p.account_id,
         email: a.email,
         email_verified: a.email_verified,
         pending_email: a.pending_email,
-        brokered: false,
-        connections_enabled: connections,
-        connections_manageable: connections && p.scope == Scope::Full,
-        openai_subscriptions_enabled: state.feature_enabled("openai_subscriptions"),
         key: MeKey { id: p.key_id, scope: p.scope },
         inserted_at: from_micros(a.created_at),
+        extensions: state.extensions.values(Answer::Me, &state, &p),
     }))
 }
 

@@ -88,18 +88,35 @@ pub fn request_ip(req: &Request) -> IpAddr {
 }
 
 /// Requires a valid key; counts per-key and failed-authentication limits.
-pub async fn authenticate(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+/// A sandbox's callback key passes only on the core paths it may use.
+pub async fn authenticate(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    admit(&state, req, next, sandbox_key_may).await
+}
+
+/// [`authenticate`] for routes of account keys only (an extension's
+/// `Access::Account` group): a sandbox's callback key is refused.
+pub async fn authenticate_account(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    admit(&state, req, next, |_| false).await
+}
+
+/// [`authenticate`] for routes sandbox keys may call too (an extension's
+/// `Access::Sandbox` group); the handler checks which machine the key is for.
+pub async fn authenticate_sandbox(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    admit(&state, req, next, |_| true).await
+}
+
+async fn admit(state: &AppState, mut req: Request, next: Next, sandbox_may: fn(&str) -> bool) -> Response {
     let ip = request_ip(&req);
     let outcome = match bearer(req.headers()) {
         None => Err(ApiError::unauthenticated("api_key_invalid")),
-        Some(token) => keys::authenticate(&state, token).await,
+        Some(token) => keys::authenticate(state, token).await,
     };
     match outcome {
         Ok(key) => {
             if let Verdict::Deny { retry_after } = state.limiter.key(key.key_id) {
                 return ApiError::rate_limited(retry_after).into_response();
             }
-            if key.scope == Scope::Sandbox && !sandbox_key_may(req.uri().path()) {
+            if key.scope == Scope::Sandbox && !sandbox_may(req.uri().path()) {
                 return ApiError::insufficient_scope().into_response();
             }
             req.extensions_mut().insert(Principal {

@@ -9,6 +9,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::auth::Principal;
+use crate::extension::Answer;
 use crate::http::{Data, ok};
 use crate::state::AppState;
 
@@ -65,9 +66,13 @@ pub struct Catalog {
     pub first_request: FirstRequest,
     pub mcp_servers: Vec<McpServer>,
     pub sandbox_api_access: Vec<&'static str>,
+    /// Fields extensions add (`Extension::catalog_fields`); documented by the host.
+    #[serde(flatten)]
+    #[schema(ignore)]
+    pub extensions: serde_json::Map<String, serde_json::Value>,
 }
 
-pub fn catalog(state: &AppState) -> Catalog {
+pub fn catalog(state: &AppState, p: &Principal) -> Catalog {
     let base = state.config().public_url.clone().unwrap_or_else(|| format!("http://{}", state.config().listen));
     let models = BTreeMap::from([
         ("claude", vec!["anthropic/claude-sonnet-4-5", "anthropic/claude-opus-4-1"]),
@@ -114,13 +119,14 @@ pub fn catalog(state: &AppState) -> Catalog {
         },
         mcp_servers: Vec::new(),
         sandbox_api_access: vec!["owner", "none"],
+        extensions: state.extensions.values(Answer::Catalog, state, p),
     }
 }
 
 /// What this instance offers: runtimes, model suggestions, sandbox providers.
 #[utoipa::path(get, path = "/api/catalog", tag = "catalog", responses((status = 200, body = Data<Catalog>)))]
-async fn get_catalog(State(state): State<AppState>, _p: Principal) -> Data<Catalog> {
-    ok(catalog(&state))
+async fn get_catalog(State(state): State<AppState>, p: Principal) -> Data<Catalog> {
+    ok(catalog(&state, &p))
 }
 
 pub fn router() -> OpenApiRouter<AppState> {

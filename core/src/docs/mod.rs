@@ -9,7 +9,10 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement
 use utoipa::openapi::{Content, InfoBuilder, OpenApi, Ref, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 
+use utoipa::openapi::Schema;
+
 use crate::error::ErrorBody;
+use crate::extension::Field;
 
 /// Statuses every authenticated operation may answer.
 const AUTH_ERRORS: [(&str, &str); 3] = [
@@ -104,6 +107,40 @@ pub fn finish(mut api: OpenApi) -> OpenApi {
         }
     }
     api
+}
+
+/// Adds extension fields (required, as they are always present) to a core
+/// answer's schema, `components.schemas[name]`, and to its `{data}` envelope.
+pub fn add_fields(api: &mut OpenApi, name: &str, path: &str, fields: &[Field]) {
+    if fields.is_empty() {
+        return;
+    }
+    let Some(components) = api.components.as_mut() else { return };
+    let envelope = format!("Data_{name}");
+    let mut targets: Vec<&mut RefOr<Schema>> = Vec::new();
+    for (key, schema) in components.schemas.iter_mut() {
+        if key == name {
+            targets.push(schema);
+        } else if *key == envelope
+            && let RefOr::T(Schema::Object(env)) = schema
+            && let Some(data) = env.properties.get_mut("data")
+        {
+            targets.push(data);
+        }
+    }
+    for target in targets {
+        if let RefOr::T(Schema::Object(obj)) = target {
+            for f in fields {
+                let mut schema = (f.schema)();
+                if let RefOr::T(Schema::Object(o)) = &mut schema {
+                    o.description = Some(f.description.to_owned());
+                }
+                obj.properties.insert(f.name.to_owned(), schema);
+                obj.required.push(f.name.to_owned());
+            }
+        }
+    }
+    debug_assert!(api.paths.paths.contains_key(path), "{path} answers with {name}");
 }
 
 fn esc(s: &str) -> String {

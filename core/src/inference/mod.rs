@@ -90,7 +90,16 @@ pub async fn resolve(state: &AppState, conv: &ConversationRow, agent: &Agent) ->
     let mut held = BTreeMap::new();
     if let Some(set) = set_id {
         for kind in kinds {
-            if let Some(v) = crate::credentials::credential_value(state, conv.account_id, set, kind).await? {
+            let stored = crate::credentials::credential_value(state, conv.account_id, set, kind).await?;
+            let value = match stored {
+                Some(v) => Some(v),
+                // A source an extension supplies (a linked subscription, say).
+                None => state.extensions.credential(state, conv.account_id, set, kind).await.map_err(|error| {
+                    tracing::error!(%error, provider = kind, "an extension's credential source failed");
+                    ApiError::internal()
+                })?,
+            };
+            if let Some(v) = value {
                 held.insert(*kind, v);
             }
         }

@@ -289,6 +289,7 @@ pub async fn start(state: &AppState, addr: SocketAddr) -> Result<impl Future<Out
         always_allowed: origin(&api_url).into_iter().collect(),
         api_alias,
         addresses: AddressRules::blocking(cfg.blocked_cidrs.clone()),
+        egress_hooks: state.extensions.egress.clone(),
         request_timeout: Duration::from_secs(cfg.egress_timeout_seconds),
         disk_mb: cfg.disk_mb,
         uid_base: cfg.uid_base,

@@ -1,8 +1,8 @@
 //! The `support` extension: problem reports from users, forwarded to an
 //! operator-configured issue tracker endpoint by a background worker.
 //!
-//! It is also the reference extension: routes, a config section, a flag,
-//! start hook, account-deletion hook and a worker.
+//! It is also the smallest whole extension: routes, a config section, a
+//! flag, its own table, `init` state, an account-deletion hook and a worker.
 
 mod forward;
 mod reports;
@@ -11,10 +11,11 @@ use std::sync::Arc;
 
 use acs_core::AppState;
 use acs_core::config::{ConfigError, Loaded};
-use acs_core::extension::{BoxError, BoxFuture, Extension, Registration, Worker};
+use acs_core::db::Backend;
+use acs_core::extension::{BoxError, BoxFuture, Extension, ExtensionState, Registration, RouteGroup, Worker};
 use serde::{Deserialize, Serialize};
+use sqlx::migrate::Migrator;
 use tokio::sync::Notify;
-use utoipa_axum::router::OpenApiRouter;
 use uuid::Uuid;
 
 /// The `[support]` configuration section.
@@ -46,6 +47,9 @@ pub(crate) struct Runtime {
     pub wake: Notify,
 }
 
+static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("migrations/sqlite");
+static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("migrations/postgres");
+
 pub struct Support;
 
 inventory::submit! { Registration(&Support) }
@@ -59,8 +63,15 @@ impl Extension for Support {
         serde_json::to_value(SupportConfig::default()).ok()
     }
 
-    fn routes(&self) -> OpenApiRouter<AppState> {
-        reports::router()
+    fn routes(&self) -> Vec<RouteGroup> {
+        vec![RouteGroup::account(reports::router())]
+    }
+
+    fn migrations(&self, backend: Backend) -> Option<&'static Migrator> {
+        Some(match backend {
+            Backend::Sqlite => &SQLITE_MIGRATIONS,
+            Backend::Postgres => &POSTGRES_MIGRATIONS,
+        })
     }
 
     fn check_config(&self, loaded: &Loaded) -> Result<(), ConfigError> {
@@ -75,12 +86,11 @@ impl Extension for Support {
         Ok(())
     }
 
-    fn on_start<'a>(&'a self, state: &'a AppState) -> BoxFuture<'a, Result<(), BoxError>> {
+    fn init<'a>(&'a self, state: &'a AppState) -> BoxFuture<'a, Result<Option<ExtensionState>, BoxError>> {
         // Checked when the configuration was loaded.
         Box::pin(async move {
             let config: SupportConfig = state.loaded.section("support")?;
-            state.put(Runtime { config, wake: Notify::new() });
-            Ok(())
+            Ok(Some(Arc::new(Runtime { config, wake: Notify::new() }) as ExtensionState))
         })
     }
 

@@ -1,8 +1,8 @@
 //! The `webhooks` extension: signed webhooks (spec 2.7, 3.2, 6.1),
 //! endpoints and their API, the durable delivery queue, the delivery loop
 //! and the address rules. It plugs in through the public extension contract
-//! only: its routes, its `[webhooks]` section (and `WEBHOOK_ALLOW_HTTP`), its
-//! worker, and the event-appended hook that writes deliveries in the same
+//! only: its routes, its tables, its `[webhooks]` section (and
+//! `WEBHOOK_ALLOW_HTTP`), its worker, and the event-appended hook that writes deliveries in the same
 //! transaction as their event.
 
 pub mod config;
@@ -18,6 +18,7 @@ use std::sync::Arc;
 
 use axum::extract::State;
 use axum::http::StatusCode;
+use sqlx::migrate::Migrator;
 use sqlx::{Any, Transaction};
 use tokio::sync::Notify;
 use utoipa_axum::router::OpenApiRouter;
@@ -27,10 +28,11 @@ use uuid::Uuid;
 use acs_core::audit::{self, Actor};
 use acs_core::auth::Principal;
 use acs_core::config::{ConfigError, Loaded};
+use acs_core::db::Backend;
 use acs_core::error::{ApiError, ApiResult};
 use acs_core::events::Event;
 use acs_core::events::hooks::OnAppend;
-use acs_core::extension::{BoxFuture, Extension, Registration, Worker};
+use acs_core::extension::{BoxFuture, Extension, Registration, RouteGroup, Worker};
 use acs_core::http::extract::{Validator, page_limit};
 use acs_core::http::{Data, Json, Path, Query, created, ok};
 use acs_core::state::AppState;
@@ -55,6 +57,9 @@ pub fn wake(state: &AppState) {
     doorbell(state).0.notify_one();
 }
 
+static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("migrations/sqlite");
+static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("migrations/postgres");
+
 pub struct Webhooks;
 
 inventory::submit! { Registration(&Webhooks) }
@@ -73,8 +78,15 @@ impl Extension for Webhooks {
         &[("WEBHOOK_ALLOW_HTTP", "allow_http")]
     }
 
-    fn routes(&self) -> OpenApiRouter<AppState> {
-        router()
+    fn routes(&self) -> Vec<RouteGroup> {
+        vec![RouteGroup::account(router())]
+    }
+
+    fn migrations(&self, backend: Backend) -> Option<&'static Migrator> {
+        Some(match backend {
+            Backend::Sqlite => &SQLITE_MIGRATIONS,
+            Backend::Postgres => &POSTGRES_MIGRATIONS,
+        })
     }
 
     fn check_config(&self, loaded: &Loaded) -> Result<(), ConfigError> {

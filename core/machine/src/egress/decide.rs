@@ -3,6 +3,7 @@
 //! credentials at approved destinations) without touching the transport.
 
 use hyper::Method;
+use uuid::Uuid;
 
 use super::policy::Policy;
 use super::refusal::Refusal;
@@ -17,9 +18,11 @@ pub enum Decision {
     Refuse(Refusal),
 }
 
-pub fn decide(policy: &Policy, method: &Method, target: &Target) -> Decision {
+pub fn decide(policy: &Policy, sandbox_id: Uuid, method: &Method, target: &Target) -> Decision {
     if !policy.host_allowed(target) {
         Decision::Refuse(Refusal::HostNotAllowed)
+    } else if let Some(refusal) = policy.hooks.decide(sandbox_id, method, target) {
+        Decision::Refuse(refusal)
     } else if method == Method::CONNECT {
         Decision::Tunnel
     } else {
@@ -39,12 +42,13 @@ mod tests {
             always_allowed: vec![],
             addresses: acs_store::blocklist::AddressRules::blocking(vec![]),
             aliases: vec![],
+            hooks: Default::default(),
         };
         let allowed = Target::parse("example.com:443", None).unwrap();
         let other = Target::parse("example.org:443", None).unwrap();
-        assert_eq!(decide(&policy, &Method::CONNECT, &allowed), Decision::Tunnel);
-        assert_eq!(decide(&policy, &Method::POST, &allowed), Decision::Forward);
-        assert_eq!(decide(&policy, &Method::GET, &other), Decision::Refuse(Refusal::HostNotAllowed));
-        assert_eq!(decide(&policy, &Method::CONNECT, &other), Decision::Refuse(Refusal::HostNotAllowed));
+        assert_eq!(decide(&policy, Uuid::nil(), &Method::CONNECT, &allowed), Decision::Tunnel);
+        assert_eq!(decide(&policy, Uuid::nil(), &Method::POST, &allowed), Decision::Forward);
+        assert_eq!(decide(&policy, Uuid::nil(), &Method::GET, &other), Decision::Refuse(Refusal::HostNotAllowed));
+        assert_eq!(decide(&policy, Uuid::nil(), &Method::CONNECT, &other), Decision::Refuse(Refusal::HostNotAllowed));
     }
 }

@@ -59,6 +59,7 @@ mod tests {
             always_allowed: always.iter().map(|s| s.to_string()).collect(),
             addresses: AddressRules::blocking(blocked.iter().map(|n| n.parse().unwrap()).collect()),
             aliases: vec![],
+            hooks: Default::default(),
         }
     }
 

@@ -8,13 +8,15 @@
 //!
 //! Per request: parse the destination ([`Target`]), [`decide`] (tunnel,
 //! forward or refuse), then dial. The egress broker (credentials attached at
-//! approved destinations) belongs in the decision step.
+//! approved destinations) belongs in the decision step, which consults the
+//! [`hook::EgressHooks`] extensions register after the policy.
 
 mod body;
 mod decide;
 mod dial;
 mod forward;
 mod headers;
+pub mod hook;
 mod policy;
 mod proxy;
 mod record;

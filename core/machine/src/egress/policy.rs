@@ -20,6 +20,8 @@ pub struct Policy {
     /// `host:port` names the proxy maps to a fixed address instead of looking
     /// them up (the acs API as machines see it); always allowed.
     pub aliases: Vec<(String, std::net::SocketAddr)>,
+    /// Decisions extensions add once the policy allowed a host.
+    pub hooks: super::hook::EgressHooks,
 }
 
 impl Policy {
@@ -70,6 +72,7 @@ mod tests {
             always_allowed: vec![],
             addresses: AddressRules::exempting(vec![]),
             aliases: vec![],
+            hooks: Default::default(),
         }
     }
 

@@ -161,7 +161,7 @@ async fn handle(
         return Ok(Refusal::BadRequest.respond(None, pending));
     };
     let policy = shared.policy();
-    let response = match decide(&policy, req.method(), &target) {
+    let response = match decide(&policy, shared.sandbox_id, req.method(), &target) {
         Decision::Refuse(refusal) => refusal.respond(Some(&target), pending),
         Decision::Forward => forward(&shared, &policy, &target, req, pending).await,
         Decision::Tunnel => tunnel::open(&shared, &policy, &target, req, pending, slot).await,

@@ -57,6 +57,7 @@ fn limited(hosts: &[&str]) -> Policy {
         always_allowed: vec![],
         addresses: AddressRules::blocking(vec![]),
         aliases: vec![],
+        hooks: Default::default(),
     }
 }
 

@@ -66,11 +66,69 @@ impl Db {
         Ok(Db { pool, backend })
     }
 
-    pub async fn migrate(&self) -> Result<(), sqlx::migrate::MigrateError> {
-        match self.backend {
-            Backend::Sqlite => SQLITE_MIGRATIONS.run(&self.pool).await,
-            Backend::Postgres => POSTGRES_MIGRATIONS.run(&self.pool).await,
+    /// Applies core's migrations, then each extension's, in that order.
+    /// Each extension keeps its history in a table of its own
+    /// (`_sqlx_migrations_<name>`), so versions never clash across crates
+    /// and an extension's files can be numbered from 1. Core ignores
+    /// versions it once applied and no longer has: migration 5 moved to the
+    /// webhooks extension (docs/extensions.md).
+    pub async fn migrate(&self, extensions: &[(&str, &Migrator)]) -> Result<(), sqlx::migrate::MigrateError> {
+        let core = match self.backend {
+            Backend::Sqlite => &SQLITE_MIGRATIONS,
+            Backend::Postgres => &POSTGRES_MIGRATIONS,
+        };
+        self.adopt_rewritten(core).await?;
+        let mut core = Migrator::with_migrations(core.iter().cloned().collect());
+        core.set_ignore_missing(true);
+        core.run(&self.pool).await?;
+        for (name, migrator) in extensions {
+            let mut own = Migrator::with_migrations(migrator.iter().cloned().collect());
+            own.dangerous_set_table_name(format!("_sqlx_migrations_{name}"));
+            own.run(&self.pool).await?;
         }
+        Ok(())
+    }
+
+    /// Core migrations rewritten after release, each with the checksum of its
+    /// old text per dialect. Migration 1 lost the support extension's table
+    /// (now the extension's own migration). A database that ran the old text
+    /// gets the new checksum recorded, so history validates; any other
+    /// checksum is left for sqlx to refuse.
+    const REWRITTEN: &[(i64, Backend, &str)] = &[
+        (
+            1,
+            Backend::Sqlite,
+            "023ae3a659b5353edefc367c9bd0badd838fd936c42374d29e95f22f0d68fc0e873be7035fa9cec895a5ed2a49fc8024",
+        ),
+        (
+            1,
+            Backend::Postgres,
+            "d0cfd1ea9b3ccafb81735759ac1f97bf1270e1fd2681f215a9e17d50bd12a64d144e3347588ee7524a25eded7437504b",
+        ),
+    ];
+
+    async fn adopt_rewritten(&self, core: &Migrator) -> Result<(), sqlx::migrate::MigrateError> {
+        let exists = match self.backend {
+            Backend::Sqlite => "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = '_sqlx_migrations'",
+            Backend::Postgres => {
+                "SELECT COUNT(*) FROM information_schema.tables WHERE table_name = '_sqlx_migrations' AND table_schema = current_schema()"
+            }
+        };
+        let count: i64 = sqlx::query_scalar(exists).fetch_one(&self.pool).await?;
+        if count == 0 {
+            return Ok(());
+        }
+        for (version, _, old) in Self::REWRITTEN.iter().filter(|(_, backend, _)| *backend == self.backend) {
+            let Some(now) = core.iter().find(|m| m.version == *version) else { continue };
+            let old = hex::decode(old).expect("a checksum in hex");
+            sqlx::query("UPDATE _sqlx_migrations SET checksum = $1 WHERE version = $2 AND checksum = $3")
+                .bind(now.checksum.to_vec())
+                .bind(*version)
+                .bind(old)
+                .execute(&self.pool)
+                .await?;
+        }
+        Ok(())
     }
 
     /// Starts a transaction. On SQLite it takes the write lock at once

@@ -71,6 +71,8 @@ pub struct LocalConfig {
     pub api_alias: Option<(String, std::net::SocketAddr)>,
     /// Which addresses the proxy may dial (past them only `always_allowed` and `api_alias`).
     pub addresses: AddressRules,
+    /// Egress decisions of enabled extensions, after each machine's policy.
+    pub egress_hooks: crate::egress::hook::EgressHooks,
     pub request_timeout: Duration,
     /// Size of each machine's disk (`sandbox.disk_mb`); 0: no limit.
     pub disk_mb: u64,
@@ -334,6 +336,7 @@ impl LocalProvider {
             always_allowed: self.cfg.always_allowed.clone(),
             addresses: self.cfg.addresses.clone(),
             aliases: self.cfg.api_alias.clone().into_iter().collect(),
+            hooks: self.cfg.egress_hooks.clone(),
         }
     }
 

@@ -15,9 +15,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use acs::core::AppState;
-use acs::core::conversations::store::{self, NewConversation};
-use acs::core::events::{self, NewEvent, Scope, StageState};
+use acs_core::AppState;
+use acs_core::conversations::store::{self, NewConversation};
+use acs_core::events::{self, NewEvent, Scope, StageState};
 use hmac::{Hmac, KeyInit, Mac};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};

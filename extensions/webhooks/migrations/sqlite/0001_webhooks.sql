@@ -1,7 +1,10 @@
+-- Moved from core's migration 5 (docs/extensions.md): a database that ran it
+-- already has these, hence IF NOT EXISTS.
+
 -- Signed webhooks (spec 2.7, 3.2, 6.1): endpoints, one delivery per endpoint
 -- and event (a durable job), and every HTTP attempt of each delivery.
 
-CREATE TABLE webhook_endpoints (
+CREATE TABLE IF NOT EXISTS webhook_endpoints (
     id TEXT PRIMARY KEY,
     account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
     url TEXT NOT NULL,
@@ -17,9 +20,9 @@ CREATE TABLE webhook_endpoints (
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL
 );
-CREATE INDEX webhook_endpoints_account ON webhook_endpoints(account_id, status);
+CREATE INDEX IF NOT EXISTS webhook_endpoints_account ON webhook_endpoints(account_id, status);
 
-CREATE TABLE webhook_deliveries (
+CREATE TABLE IF NOT EXISTS webhook_deliveries (
     id TEXT PRIMARY KEY,
     endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints(id) ON DELETE CASCADE,
     account_id TEXT NOT NULL,
@@ -45,13 +48,13 @@ CREATE TABLE webhook_deliveries (
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL
 );
-CREATE UNIQUE INDEX webhook_deliveries_event ON webhook_deliveries(endpoint_id, event_id);
-CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE next_attempt_at IS NOT NULL;
-CREATE INDEX webhook_deliveries_age ON webhook_deliveries(created_at);
+CREATE UNIQUE INDEX IF NOT EXISTS webhook_deliveries_event ON webhook_deliveries(endpoint_id, event_id);
+CREATE INDEX IF NOT EXISTS webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE next_attempt_at IS NOT NULL;
+CREATE INDEX IF NOT EXISTS webhook_deliveries_age ON webhook_deliveries(created_at);
 -- A claim reads back the rows it stamped; without this it scans the whole log.
-CREATE INDEX webhook_deliveries_claim ON webhook_deliveries(claim) WHERE claim IS NOT NULL;
+CREATE INDEX IF NOT EXISTS webhook_deliveries_claim ON webhook_deliveries(claim) WHERE claim IS NOT NULL;
 
-CREATE TABLE webhook_attempts (
+CREATE TABLE IF NOT EXISTS webhook_attempts (
     id TEXT PRIMARY KEY,
     delivery_id TEXT NOT NULL REFERENCES webhook_deliveries(id) ON DELETE CASCADE,
     attempt BIGINT NOT NULL,
@@ -64,4 +67,4 @@ CREATE TABLE webhook_attempts (
     error TEXT,
     latency_ms BIGINT NOT NULL
 );
-CREATE INDEX webhook_attempts_delivery ON webhook_attempts(delivery_id, attempt);
+CREATE INDEX IF NOT EXISTS webhook_attempts_delivery ON webhook_attempts(delivery_id, attempt);

@@ -1,0 +1,153 @@
+//! The extension contract, tested through the example extension: the real
+//! server with only this extension linked, on 127.0.0.1:0, each test once on
+//! SQLite and once on a fresh PostgreSQL database.
+
+use std::collections::BTreeMap;
+
+use acs_core::config;
+use acs_core::extension;
+use acs_testkit::{
+    Backend, TestApp, assert_error, both, create_conversation, finished_turns, scripted_app, scripted_runtime_agent,
+    sh, spawn,
+};
+use figment::providers::Serialized;
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+// Linked for its `inventory` registration.
+use acs_ext_example as _;
+
+both!(flag_off_keeps_tables_fields_and_open_routes, flag_on_serves_its_state_and_routes, hooks_reach_machines);
+
+const ON: (&str, Value) = ("features.example", Value::Bool(true));
+
+async fn flag_off_keeps_tables_fields_and_open_routes(b: Backend) {
+    let app = spawn(b).await;
+    let u = app.user().await;
+    // Gated routes answer 404 <name>_not_enabled; the ungated public one is served.
+    assert_error(&app.get("/api/example/notes", &u.key).await, StatusCode::NOT_FOUND, "example_not_enabled");
+    let hello = app.request(Method::GET, "/api/example/hello", None, None).await;
+    assert_eq!(hello.status, StatusCode::OK, "{}", hello.text);
+    assert_eq!(hello.body["data"]["greeting"], "hello", "the section's default, without init state");
+    // Answer fields are present with the flag off too.
+    let me = app.get("/api/auth/me", &u.key).await;
+    assert_eq!(me.body["data"]["example_enabled"], false, "{}", me.text);
+    let catalog = app.get("/api/catalog", &u.key).await;
+    assert_eq!(catalog.body["data"]["example_greeting"], "hello", "{}", catalog.text);
+    // Its migrations ran in their own history, flag off or not.
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations_example")
+        .fetch_one(&app.state().db.pool)
+        .await
+        .unwrap();
+    assert_eq!(n, 1);
+    let n: i64 =
+        sqlx::query_scalar("SELECT COUNT(*) FROM example_notes").fetch_one(&app.state().db.pool).await.unwrap();
+    assert_eq!(n, 0);
+    // The document: each group as its access says, the added fields in the answers' schemas.
+    let doc = app.request(Method::GET, "/api/docs", None, None).await.body;
+    assert_eq!(doc["paths"]["/api/example/hello"]["get"]["security"], json!([]));
+    let notes = &doc["paths"]["/api/example/notes"]["get"];
+    assert!(notes["security"].is_null() && notes["responses"]["401"].is_object(), "{notes}");
+    let me_schema = &doc["components"]["schemas"]["Me"];
+    assert_eq!(me_schema["properties"]["example_enabled"]["type"], "boolean", "{me_schema}");
+    assert!(me_schema["required"].as_array().unwrap().contains(&json!("example_enabled")));
+    assert_eq!(doc["components"]["schemas"]["Catalog"]["properties"]["example_greeting"]["type"], "string");
+}
+
+async fn flag_on_serves_its_state_and_routes(b: Backend) {
+    let app = acs_testkit::spawn_with(b, &[ON, ("example.greeting", json!("hi"))]).await;
+    let u = app.user().await;
+    let other = app.user().await;
+    assert_eq!(app.request(Method::GET, "/api/example/hello", None, None).await.body["data"]["greeting"], "hi");
+    assert_eq!(app.get("/api/auth/me", &u.key).await.body["data"]["example_enabled"], true);
+    // Account routes: authenticated, validated, scoped to the account.
+    let r = app.request(Method::GET, "/api/example/notes", None, None).await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{}", r.text);
+    let r = app.post("/api/example/notes", &u.key, json!({"body": ""})).await;
+    assert_error(&r, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed");
+    let r = app.post("/api/example/notes", &u.key, json!({"body": "first"})).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    assert_eq!(app.get("/api/example/notes", &u.key).await.body["data"][0]["body"], "first");
+    assert_eq!(app.get("/api/example/notes", &other.key).await.body["data"], json!([]));
+    let whoami = app.get("/api/example/whoami", &u.key).await;
+    assert_eq!(whoami.body["data"]["account_id"], u.id.as_str(), "{}", whoami.text);
+    assert_eq!(whoami.body["data"]["sandbox_id"], Value::Null);
+    // The account-deleted hook removes the account's rows.
+    extension::account_deleted(app.state(), u.id.parse().unwrap()).await.unwrap();
+    assert_eq!(app.get("/api/example/notes", &u.key).await.body["data"], json!([]));
+}
+
+/// The egress hook, the credential source and the sandbox-key group, seen from inside a machine.
+async fn hooks_reach_machines(b: Backend) {
+    let app = scripted_app(
+        b,
+        &[ON, ("example.blocked_host", json!("blocked.test")), ("example.anthropic_api_key", json!("sk-ant-example"))],
+    )
+    .await;
+    let u = app.user().await;
+    // An empty default set: the key comes from the extension's source, not the platform.
+    let r = app.post("/api/account/inference-credential-sets", &u.key, json!({"name": "mine"})).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let agent = scripted_runtime_agent(&app, &u, "claude", json!({})).await;
+    let c = create_conversation(&app, &u, json!({"agent_id": agent, "prompt": "say: hi"})).await;
+    let conv: Uuid = c["id"].as_str().unwrap().parse().unwrap();
+    let t = finished_turns(&app, conv, 1).await;
+    assert_eq!(t[0].status, "done", "{t:?}");
+    let machine: Uuid = c["sandbox_id"].as_str().unwrap().parse().unwrap();
+    assert_eq!(agent_vars(&app, machine).await.get("ANTHROPIC_API_KEY").map(String::as_str), Some("sk-ant-example"));
+
+    let through_proxy = |host: &str| {
+        format!("curl -s -o /dev/null --noproxy '' -x \"$http_proxy\" -m 5 -w '%{{http_code}}' http://{host}/")
+    };
+    assert_eq!(sh(&app, machine, &through_proxy("blocked.test")).await.1, "403", "the hook refuses its host");
+    let other = sh(&app, machine, &through_proxy("other.test")).await.1;
+    assert_ne!(other, "403", "other hosts pass the hook (and fail to resolve)");
+
+    let call = |path: &str| {
+        format!(
+            "curl -s -o /dev/null -m 5 -w '%{{http_code}}' -H \"authorization: Bearer $ACS_API_KEY\" \"$ACS_API_URL{path}\""
+        )
+    };
+    assert_eq!(sh(&app, machine, &call("/api/example/whoami")).await.1, "200", "a sandbox group admits its key");
+    assert_eq!(sh(&app, machine, &call("/api/example/notes")).await.1, "403", "an account group refuses it");
+}
+
+/// The model-credential variables of the processes running in a machine.
+async fn agent_vars(app: &TestApp, sandbox: Uuid) -> BTreeMap<String, String> {
+    let script = "for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f; echo; done 2>/dev/null \
+                  | grep -E '^ANTHROPIC_API_KEY=' | sort -u";
+    let (_, out, _) = sh(app, sandbox, script).await;
+    out.lines().filter_map(|l| l.split_once('=').map(|(k, v)| (k.to_owned(), v.to_owned()))).collect()
+}
+
+#[test]
+fn its_section_is_checked_with_the_flag_off() {
+    let with =
+        |key: &str, value: Value| config::from_figment(config::figment(None).merge(Serialized::default(key, value)));
+    let blank = with("example.greeting", json!(" ")).unwrap_err().to_string();
+    assert!(blank.contains("example.greeting"), "{blank}");
+    let unknown = with("example.greting", json!("hi")).unwrap_err().to_string();
+    assert!(unknown.contains("greting"), "{unknown}");
+    assert!(with("example.greeting", json!("hi")).is_ok());
+}
+
+#[tokio::test]
+async fn its_command_joins_the_cli() {
+    let cli = extension::with_commands(clap_command());
+    let matches = cli.try_get_matches_from(["acs", "example", "count"]).unwrap();
+    let (command, sub) = extension::command_of(&matches).expect("an extension command");
+    let dir = std::env::temp_dir().join(format!("acs-example-{}", Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let url = format!("sqlite://{}", dir.join("acs.db").display());
+    let loaded = config::from_figment(config::figment(None).merge(Serialized::default("database.url", url))).unwrap();
+    (command.run)(&loaded, sub).await.unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let core_only = extension::with_commands(clap_command()).try_get_matches_from(["acs", "serve"]).unwrap();
+    assert!(extension::command_of(&core_only).is_none(), "core's commands are not the extension's");
+}
+
+/// A stand-in for the `acs` command with one core subcommand.
+fn clap_command() -> clap::Command {
+    clap::Command::new("acs").subcommand(clap::Command::new("serve"))
+}
