@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use acs_core::config::{self, Loaded};
+use acs_core::config::Loaded;
 use acs_core::db::Db;
 use acs_core::extension;
 use acs_core::{credits, secrets, server};
@@ -111,7 +111,9 @@ fn init_logging(loaded: &Loaded) {
 pub fn main() -> ExitCode {
     // Core's commands, then those the compiled-in extensions add.
     let matches = extension::with_commands(Cli::command()).get_matches();
-    let loaded = match config::load(config_file(matches.get_one::<PathBuf>("config").cloned()).as_deref()) {
+    let loaded = match acs_core::extension::config::load(
+        config_file(matches.get_one::<PathBuf>("config").cloned()).as_deref(),
+    ) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("acs: {e}");

@@ -11,25 +11,20 @@
 //! disabled extension answers `404 <name>_not_enabled`.
 
 use std::any::Any;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 
 use sqlx::migrate::Migrator;
-use utoipa::PartialSchema;
-use utoipa::openapi::{RefOr, Schema};
 use utoipa_axum::router::OpenApiRouter;
 use uuid::Uuid;
 
-use crate::auth::Principal;
 use crate::config::{ConfigError, Loaded};
 use crate::db::Backend;
 use crate::egress::hook::EgressHook;
-use crate::events::hooks::OnAppend;
 use crate::state::AppState;
+use crate::state::hooks::OnAppend;
 
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
-pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use crate::boxed::{BoxError, BoxFuture};
+pub use crate::state::contributions::{Answer, Contributions, CredentialSource, Field, FieldValue, SpecField};
 
 /// A long-running task; it must end soon after `state.shutdown` is cancelled.
 pub type Worker = BoxFuture<'static, ()>;
@@ -86,45 +81,6 @@ impl RouteGroup {
     }
 }
 
-/// A field an extension adds to a core answer (`GET /api/auth/me`,
-/// `GET /api/catalog`), present whether its flag is on or not; its schema is
-/// added to the document's schema of that answer.
-#[derive(Clone)]
-pub struct Field {
-    pub name: &'static str,
-    pub description: &'static str,
-    pub schema: fn() -> RefOr<Schema>,
-    pub value: FieldValue,
-}
-
-/// How a [`Field`]'s value is computed for one caller.
-pub type FieldValue = Arc<dyn Fn(&AppState, &Principal) -> serde_json::Value + Send + Sync>;
-
-impl Field {
-    /// A boolean field, the common case (`<name>_enabled`).
-    pub fn boolean(name: &'static str, description: &'static str, value: fn(&AppState, &Principal) -> bool) -> Self {
-        Field {
-            name,
-            description,
-            schema: <bool as PartialSchema>::schema,
-            value: Arc::new(move |state, p| serde_json::Value::Bool(value(state, p))),
-        }
-    }
-}
-
-/// A source of provider credentials for inference credential sets: consulted,
-/// in extension order, for a provider the set holds no stored value for
-/// (for example a linked subscription standing in for an API key).
-pub trait CredentialSource: Send + Sync {
-    fn resolve<'a>(
-        &'a self,
-        state: &'a AppState,
-        account_id: Uuid,
-        set_id: Uuid,
-        provider: &'a str,
-    ) -> BoxFuture<'a, Result<Option<String>, BoxError>>;
-}
-
 /// An extension's own `acs` subcommand: its definition (clap) and what runs it.
 pub struct CliCommand {
     pub command: fn() -> clap::Command,
@@ -177,7 +133,7 @@ pub trait Extension: Send + Sync + 'static {
     }
 
     /// Runs inside every event append's transaction while the flag is on
-    /// (`events::hooks`): what must commit with the events.
+    /// (`state::hooks`): what must commit with the events.
     fn on_append(&self) -> Option<Arc<dyn OnAppend>> {
         None
     }
@@ -262,93 +218,33 @@ pub async fn account_deleted(state: &AppState, account_id: Uuid) -> Result<(), B
     Ok(())
 }
 
-/// A field the interface specification names on a core answer but that an
-/// extension supplies (for example a flag of an extension this build may not
-/// have). The server assembly declares these with `inventory::submit!`; a
-/// build in which no compiled-in extension supplies one reports it `false`,
-/// so the answer keeps the specification's shape in every build.
-pub struct SpecField {
-    pub answer: Answer,
-    pub name: &'static str,
-    pub description: &'static str,
-}
-
-inventory::collect!(SpecField);
-
-/// The core answers extensions add fields to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Answer {
-    /// `GET /api/auth/me`
-    Me,
-    /// `GET /api/catalog`
-    Catalog,
-}
-
-/// What the enabled extensions registered with the host, kept in the
-/// server's state for the core code that consults it.
-#[derive(Default)]
-pub struct Contributions {
-    pub egress: crate::egress::hook::EgressHooks,
-    pub credential_sources: Vec<Arc<dyn CredentialSource>>,
-    pub me_fields: Vec<Field>,
-    pub catalog_fields: Vec<Field>,
-}
-
-impl Contributions {
-    /// Hooks of the extensions whose flag is on; answer fields of every
-    /// compiled-in extension (the field itself says whether the feature is on),
-    /// then the specification's fields no extension supplied.
-    pub fn collect(exts: &[&'static dyn Extension], loaded: &Loaded, enabled: impl Fn(&str) -> bool) -> Contributions {
-        let on: Vec<_> = exts.iter().filter(|e| enabled(e.name())).collect();
-        let mut me_fields: Vec<Field> = exts.iter().flat_map(|e| e.me_fields()).collect();
-        let mut catalog_fields: Vec<Field> = exts.iter().flat_map(|e| e.catalog_fields()).collect();
-        for spec in inventory::iter::<SpecField> {
-            let fields = match spec.answer {
-                Answer::Me => &mut me_fields,
-                Answer::Catalog => &mut catalog_fields,
-            };
-            if !fields.iter().any(|f| f.name == spec.name) {
-                fields.push(Field::boolean(spec.name, spec.description, |_, _| false));
-            }
-        }
-        me_fields.sort_by_key(|f| f.name);
-        catalog_fields.sort_by_key(|f| f.name);
-        Contributions {
-            egress: crate::egress::hook::EgressHooks(on.iter().filter_map(|e| e.egress(loaded)).collect()),
-            credential_sources: on.iter().filter_map(|e| e.credential_source()).collect(),
-            me_fields,
-            catalog_fields,
-        }
-    }
-
-    /// The fields of one answer, as a JSON object to flatten into it.
-    pub fn values(
-        &self,
-        answer: Answer,
-        state: &AppState,
-        p: &Principal,
-    ) -> serde_json::Map<String, serde_json::Value> {
-        let fields = match answer {
-            Answer::Me => &self.me_fields,
-            Answer::Catalog => &self.catalog_fields,
+/// Hooks of the extensions whose flag is on; answer fields of every
+/// compiled-in extension (the field itself says whether the feature is on),
+/// then the specification's fields no extension supplied.
+pub fn contributions(
+    exts: &[&'static dyn Extension],
+    loaded: &Loaded,
+    enabled: impl Fn(&str) -> bool,
+) -> Contributions {
+    let on: Vec<_> = exts.iter().filter(|e| enabled(e.name())).collect();
+    let mut me_fields: Vec<Field> = exts.iter().flat_map(|e| e.me_fields()).collect();
+    let mut catalog_fields: Vec<Field> = exts.iter().flat_map(|e| e.catalog_fields()).collect();
+    for spec in inventory::iter::<SpecField> {
+        let fields = match spec.answer {
+            Answer::Me => &mut me_fields,
+            Answer::Catalog => &mut catalog_fields,
         };
-        fields.iter().map(|f| (f.name.to_owned(), (f.value)(state, p))).collect()
-    }
-
-    /// A provider credential from the first source that has one.
-    pub async fn credential(
-        &self,
-        state: &AppState,
-        account_id: Uuid,
-        set_id: Uuid,
-        provider: &str,
-    ) -> Result<Option<String>, BoxError> {
-        for source in &self.credential_sources {
-            if let Some(value) = source.resolve(state, account_id, set_id, provider).await? {
-                return Ok(Some(value));
-            }
+        if !fields.iter().any(|f| f.name == spec.name) {
+            fields.push(Field::boolean(spec.name, spec.description, |_, _| false));
         }
-        Ok(None)
+    }
+    me_fields.sort_by_key(|f| f.name);
+    catalog_fields.sort_by_key(|f| f.name);
+    Contributions {
+        egress: crate::egress::hook::EgressHooks(on.iter().filter_map(|e| e.egress(loaded)).collect()),
+        credential_sources: on.iter().filter_map(|e| e.credential_source()).collect(),
+        me_fields,
+        catalog_fields,
     }
 }
 
@@ -372,4 +268,48 @@ pub fn command_of(matches: &clap::ArgMatches) -> Option<(CliCommand, &clap::ArgM
     let (name, sub) = matches.subcommand()?;
     let command = all().iter().flat_map(|e| e.commands()).find(|c| (c.command)().get_name() == name)?;
     Some((command, sub))
+}
+
+/// The configuration of this build: acs-store's, with the sections and
+/// flags of the compiled-in extensions.
+pub mod config {
+    use std::path::Path;
+
+    pub use acs_store::config::*;
+
+    pub fn sections() -> Vec<Section> {
+        super::all()
+            .iter()
+            .map(|e| Section {
+                name: e.name(),
+                enabled_by_default: e.enabled_by_default(),
+                defaults: e.config_defaults(),
+                env_aliases: e.env_aliases(),
+            })
+            .collect()
+    }
+
+    /// Defaults, then the file, then the environment.
+    pub fn figment(file: Option<&Path>) -> figment::Figment {
+        figment_with(file, &sections())
+    }
+
+    /// Loads and checks the configuration, every extension's section included.
+    pub fn load(file: Option<&Path>) -> Result<Loaded, ConfigError> {
+        check_extensions(load_with(file, &sections())?)
+    }
+
+    /// Checks a figment stack, every extension's section included.
+    pub fn from_figment(figment: figment::Figment) -> Result<Loaded, ConfigError> {
+        check_extensions(from_figment_with(figment, &sections())?)
+    }
+
+    /// Each compiled-in extension checks its section, whether its flag is on
+    /// or not: a flag turned on later must not meet a section that was never valid.
+    fn check_extensions(loaded: Loaded) -> Result<Loaded, ConfigError> {
+        for ext in super::all() {
+            ext.check_config(&loaded)?;
+        }
+        Ok(loaded)
+    }
 }

@@ -7,6 +7,7 @@ pub mod accounts;
 pub mod agents;
 pub mod audit;
 pub mod auth;
+pub mod boxed;
 pub mod catalog;
 pub mod conversations;
 pub mod credentials;
@@ -19,7 +20,9 @@ pub mod extension;
 pub mod health;
 pub mod http;
 pub mod inference;
+pub mod journal;
 pub mod keys;
+pub mod principal;
 pub mod queue;
 pub mod ratelimit;
 pub mod replicas;
@@ -35,48 +38,10 @@ pub mod vaults;
 pub use acs_machine::{acp, egress, provider, runtimes};
 pub use acs_store::{blocklist, cache, db, mail, metrics, refusal, secrets, time_fmt};
 
-/// The configuration of this build: acs-store's, with the sections and
-/// flags of the compiled-in extensions.
+/// Configuration types (acs-store's). Loading them with the compiled-in
+/// extensions' sections is `extension::config`.
 pub mod config {
-    use std::path::Path;
-
     pub use acs_store::config::*;
-
-    pub fn sections() -> Vec<Section> {
-        crate::extension::all()
-            .iter()
-            .map(|e| Section {
-                name: e.name(),
-                enabled_by_default: e.enabled_by_default(),
-                defaults: e.config_defaults(),
-                env_aliases: e.env_aliases(),
-            })
-            .collect()
-    }
-
-    /// Defaults, then the file, then the environment.
-    pub fn figment(file: Option<&Path>) -> figment::Figment {
-        figment_with(file, &sections())
-    }
-
-    /// Loads and checks the configuration, every extension's section included.
-    pub fn load(file: Option<&Path>) -> Result<Loaded, ConfigError> {
-        check_extensions(load_with(file, &sections())?)
-    }
-
-    /// Checks a figment stack, every extension's section included.
-    pub fn from_figment(figment: figment::Figment) -> Result<Loaded, ConfigError> {
-        check_extensions(from_figment_with(figment, &sections())?)
-    }
-
-    /// Each compiled-in extension checks its section, whether its flag is on
-    /// or not: a flag turned on later must not meet a section that was never valid.
-    fn check_extensions(loaded: Loaded) -> Result<Loaded, ConfigError> {
-        for ext in crate::extension::all() {
-            ext.check_config(&loaded)?;
-        }
-        Ok(loaded)
-    }
 }
 
 pub use error::{ApiError, ApiResult};

@@ -22,7 +22,7 @@ use crate::cache::TtlCache;
 use crate::config::Loaded;
 use crate::db::Db;
 use crate::error::ApiError;
-use crate::extension::{self, Access, BoxError, Contributions, Extension, RouteGroup};
+use crate::extension::{self, Access, BoxError, Extension, RouteGroup};
 use crate::http::middleware;
 use crate::mail::Mailer;
 use crate::metrics::Metrics;
@@ -111,15 +111,13 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
             .timeout(Duration::from_secs(10))
             .build()?,
         slots: Default::default(),
-        sandboxes: Default::default(),
         events: Default::default(),
-        conversations: Default::default(),
-        event_hooks: crate::events::hooks::Hooks::new(
+        event_hooks: crate::state::Hooks::new(
             exts.iter().filter(|e| enabled(e.name())).filter_map(|e| e.on_append()).collect(),
         ),
         queue: Default::default(),
-        extensions: Contributions::collect(&exts, &loaded, enabled),
-        request_ids: middleware::RequestIds::new(),
+        extensions: extension::contributions(&exts, &loaded, enabled),
+        request_ids: crate::state::RequestIds::new(),
         db,
         loaded,
     });
@@ -140,7 +138,7 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         .merge(crate::sandboxes::router())
         .merge(crate::events::stream::router())
         .merge(crate::conversations::router())
-        .merge(crate::events::feed::router())
+        .merge(crate::conversations::feed::router())
         .merge(crate::credits::router())
         .merge(crate::queue::router())
         .merge(crate::team::router());
@@ -219,6 +217,24 @@ pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, Box
     let app = build(loaded).await?;
     let state = app.state.clone();
     let addr = listener.local_addr()?;
+    state.put_any(Arc::new(crate::sandboxes::service::MachineObserver {
+        ready: |state, id| Box::pin(crate::conversations::engine::machine_ready(state, id)),
+        failed: |state, id| Box::pin(crate::conversations::engine::machine_failed(state, id)),
+    }));
+    state.put_any(Arc::new(crate::replicas::TakeOver {
+        machine: |state, id| Box::pin(crate::sandboxes::service::take_over(state, id)),
+        turn: |state, id| Box::pin(crate::conversations::engine::reattach(state, id)),
+        control: |state, control| Box::pin(async move { crate::conversations::engine::apply(&state, control).await }),
+        served: |state| crate::sandboxes::service::service(state).map(|svc| svc.provider.served()).unwrap_or_default(),
+        let_go: |state, id| {
+            if let Ok(svc) = crate::sandboxes::service::service(state) {
+                svc.provider.let_go(id);
+            }
+        },
+    }));
+    state.put_any(Arc::new(crate::queue::OnSettled(|state, schedule, outcome| {
+        Box::pin(crate::team::schedules::run_settled(state, schedule, outcome))
+    })));
     let sweeper = crate::sandboxes::start(&state, addr).await?;
     crate::replicas::start(&state).await?;
     crate::conversations::engine::open_queued(&state).await;
@@ -231,7 +247,7 @@ pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, Box
     }
     let mut workers = JoinSet::new();
     workers.spawn(sweeper);
-    workers.spawn(crate::events::bus::relay(state.clone()));
+    workers.spawn(crate::events::relay::relay(state.clone()));
     workers.spawn(crate::replicas::run(state.clone()));
     workers.spawn(crate::team::scheduler::run(state.clone()));
     workers.spawn(crate::queue::worker::run(state.clone()));

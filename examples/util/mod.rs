@@ -59,7 +59,7 @@ pub async fn start_server(
     extra: &[(&str, serde_json::Value)],
 ) -> acs::core::server::Running {
     use figment::providers::Serialized;
-    let mut fig = acs::core::config::figment(None)
+    let mut fig = acs::core::extension::config::figment(None)
         .merge(Serialized::default("listen", "127.0.0.1:0"))
         .merge(Serialized::default("database.url", db_url))
         .merge(Serialized::default("secrets.master_key_file", dir.join("acs.key").display().to_string()))
@@ -70,7 +70,7 @@ pub async fn start_server(
     for (key, value) in extra {
         fig = fig.merge(Serialized::default(key, value));
     }
-    let loaded = acs::core::config::from_figment(fig).expect("configuration");
+    let loaded = acs::core::extension::config::from_figment(fig).expect("configuration");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     acs::core::server::start(loaded, listener).await.expect("server starts")
 }

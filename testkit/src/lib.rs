@@ -11,7 +11,7 @@ pub mod receiver;
 
 use std::path::PathBuf;
 
-use acs_core::config::{self, Loaded};
+use acs_core::config::Loaded;
 use acs_core::server::{self, Running};
 use figment::providers::Serialized;
 use reqwest::{Method, StatusCode};
@@ -87,7 +87,7 @@ pub async fn spawn_with(backend: Backend, overrides: &[(&str, Value)]) -> TestAp
             (format!("{}/{name}", postgres_base()), Some(name))
         }
     };
-    let mut fig = config::figment(None)
+    let mut fig = acs_core::extension::config::figment(None)
         .merge(Serialized::default("listen", "127.0.0.1:0"))
         .merge(Serialized::default("database.url", &db_url))
         .merge(Serialized::default("database.max_connections", 4))
@@ -98,7 +98,7 @@ pub async fn spawn_with(backend: Backend, overrides: &[(&str, Value)]) -> TestAp
     for (k, v) in overrides {
         fig = fig.merge(Serialized::default(k, v));
     }
-    let loaded: Loaded = config::from_figment(fig).expect("test configuration");
+    let loaded: Loaded = acs_core::extension::config::from_figment(fig).expect("test configuration");
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let running = server::start(loaded.clone(), listener).await.expect("server starts");
     TestApp {
@@ -181,7 +181,7 @@ impl TestApp {
         for (k, v) in overrides {
             fig = fig.merge(Serialized::default(k, v));
         }
-        self.loaded = config::from_figment(fig).expect("test configuration");
+        self.loaded = acs_core::extension::config::from_figment(fig).expect("test configuration");
         self.restart().await;
     }
 

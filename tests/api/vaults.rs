@@ -24,11 +24,11 @@ both!(
 /// A second server state over the test server's database and key file, to
 /// call the functions later issues use (decryption included) directly.
 pub async fn core_state(app: &TestApp) -> acs::core::AppState {
-    let fig = acs::core::config::figment(None)
+    let fig = acs::core::extension::config::figment(None)
         .merge(Serialized::default("database.url", &app.db_url))
         .merge(Serialized::default("database.max_connections", 2))
         .merge(Serialized::default("secrets.master_key_file", app.dir.join("acs.key").display().to_string()));
-    let loaded = acs::core::config::from_figment(fig).expect("configuration");
+    let loaded = acs::core::extension::config::from_figment(fig).expect("configuration");
     acs::core::server::build(loaded).await.expect("state").state
 }
 

@@ -23,6 +23,7 @@ use crate::http::middleware::ClientIp;
 use crate::http::{Data, Json, created, ok};
 use crate::keys::{self, CreatedKey};
 use crate::mail::Mail;
+use crate::principal::Identity;
 use crate::state::AppState;
 use crate::time_fmt::{from_micros, now_micros};
 
@@ -113,15 +114,6 @@ pub struct EmailChangePending {
 #[derive(Serialize, ToSchema)]
 pub struct Message {
     pub message: String,
-}
-
-/// What `GET /api/auth/me` shows of an account, as the account cache keeps it.
-#[derive(Debug, Clone)]
-pub struct Identity {
-    pub email: String,
-    pub email_verified: bool,
-    pub pending_email: Option<String>,
-    pub created_at: i64,
 }
 
 struct AccountRow {

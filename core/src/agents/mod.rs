@@ -3,6 +3,7 @@
 //! rolled back to (which writes a new version equal to it).
 
 pub mod credentials;
+pub mod limits;
 pub mod rules;
 
 use axum::extract::State;
@@ -474,7 +475,7 @@ async fn change(
     validate(&spec)?;
     // Limits kept as they were are not judged again by a configuration changed since.
     if spec.execution_limits != current.spec.execution_limits {
-        crate::conversations::limits::check_agent(&state.config().limits.execution, spec.execution_limits.as_ref())?;
+        limits::check_agent(&state.config().limits.execution, spec.execution_limits.as_ref())?;
     }
     if spec == current.spec && action == "agent.updated" {
         return Ok(current);
@@ -511,7 +512,7 @@ async fn create(
 ) -> ApiResult<(StatusCode, Data<Agent>)> {
     let spec = AgentSpec::try_from(req)?;
     validate(&spec)?;
-    crate::conversations::limits::check_agent(&state.config().limits.execution, spec.execution_limits.as_ref())?;
+    limits::check_agent(&state.config().limits.execution, spec.execution_limits.as_ref())?;
     let id = Uuid::now_v7();
     let now = now_micros();
     let json = spec_json(&spec);

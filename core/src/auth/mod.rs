@@ -1,80 +1,21 @@
 //! Authentication: API keys (bearer), passwords, and the caller's identity.
 
+pub mod lookup;
 pub mod password;
 pub mod token;
 
 use std::net::IpAddr;
 
-use axum::extract::{FromRequestParts, Request, State};
-use axum::http::request::Parts;
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
-use uuid::Uuid;
 
 use crate::error::{ApiError, ApiResult, Kind};
 use crate::http::middleware::ClientIp;
-use crate::keys;
+pub use crate::principal::{Principal, Scope};
 use crate::ratelimit::Verdict;
 use crate::state::AppState;
-
-/// Key scopes: `full` may do everything the account may; `restricted` is
-/// refused on administrative routes (key management, credentials, ...);
-/// `sandbox` is a machine's callback key: restricted, and it acts only for
-/// its own machine and conversations. Sandbox keys are minted by the server.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Scope {
-    Full,
-    Restricted,
-    Sandbox,
-}
-
-impl Scope {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::Full => "full",
-            Scope::Restricted => "restricted",
-            Scope::Sandbox => "sandbox",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Scope> {
-        match s {
-            "full" => Some(Scope::Full),
-            "restricted" => Some(Scope::Restricted),
-            "sandbox" => Some(Scope::Sandbox),
-            _ => None,
-        }
-    }
-}
-
-/// The authenticated caller, placed in request extensions by [`authenticate`].
-#[derive(Debug, Clone)]
-pub struct Principal {
-    pub account_id: Uuid,
-    pub key_id: Uuid,
-    pub scope: Scope,
-    /// Set for a sandbox callback key: the one machine it may act for.
-    pub sandbox_id: Option<Uuid>,
-    pub ip: IpAddr,
-}
-
-impl Principal {
-    pub fn require_full(&self) -> ApiResult<()> {
-        if self.scope == Scope::Full { Ok(()) } else { Err(ApiError::insufficient_scope()) }
-    }
-}
-
-impl<S: Send + Sync> FromRequestParts<S> for Principal {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
-        parts.extensions.get::<Principal>().cloned().ok_or_else(|| ApiError::unauthenticated("api_key_invalid"))
-    }
-}
 
 /// The bearer token of a request, if it has a well-formed one.
 pub fn bearer(headers: &HeaderMap) -> Option<&str> {
@@ -109,7 +50,7 @@ async fn admit(state: &AppState, mut req: Request, next: Next, sandbox_may: fn(&
     let ip = request_ip(&req);
     let outcome = match bearer(req.headers()) {
         None => Err(ApiError::unauthenticated("api_key_invalid")),
-        Some(token) => keys::authenticate(state, token).await,
+        Some(token) => lookup::authenticate(state, token).await,
     };
     match outcome {
         Ok(key) => {

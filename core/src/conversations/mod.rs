@@ -5,7 +5,7 @@
 
 pub mod attach;
 pub mod engine;
-pub mod limits;
+pub mod feed;
 pub mod model;
 pub mod policy;
 pub mod reapply;
@@ -17,7 +17,6 @@ use std::collections::BTreeMap;
 
 use axum::extract::{RawQuery, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
@@ -34,7 +33,6 @@ use crate::error::{ApiError, ApiResult};
 use crate::events::signal;
 use crate::http::extract::Validator;
 use crate::http::{Data, Json, Path, ok};
-use crate::queue;
 use crate::refusal::{Busy, Ended, Refusal};
 use crate::sandboxes::model::ConversationStatus;
 use crate::sandboxes::redact::Redactor;
@@ -256,7 +254,7 @@ pub async fn start(
     if let Some(set) = req.inference_credential_id {
         crate::inference::check_selection(state, account_id, &agent, set).await?;
     }
-    limits::check_launch(&state.config().limits.execution, agent.spec.execution_limits.as_ref())?;
+    crate::agents::limits::check_launch(&state.config().limits.execution, agent.spec.execution_limits.as_ref())?;
 
     if let Some(channel) = &req.channel_id
         && !req.fresh.unwrap_or(false)
@@ -374,52 +372,6 @@ fn first_prompt(
         origin: if how.autonomous { "autonomous" } else { "api" }.into(),
         turn_id: None,
     }
-}
-
-/// Opens a conversation, optionally with a first prompt; with `channel_id`
-/// (and not `fresh`) the channel's latest live conversation is resumed
-/// instead (200, labels merged, the prompt not delivered). A fresh start at
-/// a concurrency ceiling with `queue: true` waits in the sandbox queue (202).
-/// With `sandbox_id` it opens idle on that existing sandbox (attach).
-#[utoipa::path(post, path = "/api/conversations", tag = "conversations", request_body = ConversationCreateRequest,
-    responses((status = 201, description = "A new conversation", body = Data<Conversation>),
-        (status = 200, description = "The channel's conversation, resumed", body = Data<Conversation>),
-        (status = 202, description = "At a ceiling with `queue: true`: waiting in the sandbox queue, with a one-based `position`", body = Data<crate::queue::model::SandboxRequest>),
-        (status = 402, description = "`insufficient_credits` (with `upgrade_url`)", body = crate::error::ErrorBody),
-        (status = 403, description = "`guest_attach_requires_full_scope` (with `reason: insufficient_scope`): a guest attach, or a `fresh` rotation of a guest, with a restricted key", body = crate::error::ErrorBody),
-        (status = 404, description = "An agent, environment or vault the caller does not own; `inference_credential_not_found`; `sandbox_not_found`", body = crate::error::ErrorBody),
-        (status = 409, description = "`conversation_model_differs` or `conversation_session_config_differs` (channel resume); `sandbox_not_attachable`, `sandbox_at_capacity`, `codex_inference_conflict` (attach)", body = crate::error::ErrorBody),
-        (status = 422, description = "`invalid_prompt`, `invalid_images`, `validation_failed`, `session_config_invalid`, `model_invalid`, `invalid_machine_name`, `environment_not_allowed`, `vault_not_allowed`, `inference_credential_not_allowed`, `inference_credential_unusable`, `sandbox_identity_mismatch`, `sandbox_runtime_mismatch`, `execution_limits_invalid`, `execution_limits_widen`, `execution_limits_unsupported`", body = crate::error::ErrorBody),
-        (status = 429, description = "`sandbox_quota_exceeded` (with `active_sandboxes` and `limit`): the account's concurrent-sandbox cap, without `queue: true` or with the account's queue full", body = crate::error::ErrorBody),
-        (status = 503, description = "`fleet_at_capacity`: the service-wide ceiling (same conditions); `provisioning`: the agent's persistent machine is still being built", body = crate::error::ErrorBody)))]
-async fn create(
-    State(state): State<AppState>,
-    p: Principal,
-    body: Result<Json<ConversationCreateRequest>, ApiError>,
-) -> ApiResult<Response> {
-    // A machine's callback key acts on its own conversations; it does not open new ones.
-    if p.scope == Scope::Sandbox {
-        return Err(ApiError::insufficient_scope());
-    }
-    let Json(req) = body.map_err(rules::label_errors_by_key)?;
-    attach::check_scope(&state, &p, &req).await?;
-    let submit = queue::Submit {
-        account_id: p.account_id,
-        request: req,
-        how: OpenHow::default(),
-        schedule_id: None,
-        force_queue: false,
-        conversation_id: None,
-    };
-    Ok(match queue::submit(&state, submit).await? {
-        queue::Submitted::Opened(Opened::Created(row)) => {
-            (StatusCode::CREATED, ok(Conversation::from(&row))).into_response()
-        }
-        queue::Submitted::Opened(Opened::Resumed(row)) => {
-            (StatusCode::OK, ok(Conversation::from(&row))).into_response()
-        }
-        queue::Submitted::Queued(request) => (StatusCode::ACCEPTED, ok(request)).into_response(),
-    })
 }
 
 /// The caller's conversations, newest first, filtered by labels.
@@ -609,7 +561,7 @@ async fn terminate(State(state): State<AppState>, p: Principal, Path(id): Path<U
 
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(routes!(list, create))
+        .routes(routes!(list))
         .routes(routes!(get_one))
         .routes(routes!(set_labels))
         .routes(routes!(prompt))

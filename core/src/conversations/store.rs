@@ -49,6 +49,17 @@ pub struct ConversationRow {
     pub ended_at: Option<i64>,
 }
 
+impl ConversationRow {
+    /// What credential resolution reads of this conversation.
+    pub fn holder(&self) -> crate::inference::Holder {
+        crate::inference::Holder {
+            account_id: self.account_id,
+            sandbox_id: self.sandbox_id,
+            inference_credential_id: self.inference_credential_id,
+        }
+    }
+}
+
 pub(crate) const COLUMNS: &str = "id, account_id, agent_id, sandbox_id, runtime, status, title, labels, model, session_config, \
     session_config_options, environment_id, vault_id, channel_id, permission_policy, sandbox_mode, machine_name, \
     sandbox_api_access, inference_credential_id, acp_session_id, agent_offset, pending_prompt, mid_turn, team, created_at, updated_at, ended_at";

@@ -291,10 +291,10 @@ pub(crate) mod testing {
     pub async fn state() -> TestState {
         let dir = std::env::temp_dir().join(format!("acs-unit-{}", Uuid::new_v4().simple()));
         std::fs::create_dir_all(&dir).unwrap();
-        let fig = crate::config::figment(None)
+        let fig = crate::extension::config::figment(None)
             .merge(Serialized::default("database.url", format!("sqlite://{}", dir.join("acs.db").display())))
             .merge(Serialized::default("secrets.master_key_file", dir.join("acs.key").display().to_string()));
-        let loaded = crate::config::from_figment(fig).unwrap();
+        let loaded = crate::extension::config::from_figment(fig).unwrap();
         let state = crate::server::build(loaded).await.unwrap().state;
         let account_id = Uuid::now_v7();
         sqlx::query(

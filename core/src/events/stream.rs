@@ -284,7 +284,7 @@ where
         let Some(key) = key else { return futures::future::pending().await };
         loop {
             tokio::time::sleep(KEY_CHECK).await;
-            match crate::keys::stands(&state.db, key).await {
+            match crate::auth::lookup::stands(&state.db, key).await {
                 Ok(true) => {}
                 Ok(false) => return,
                 // The database answers again later; meanwhile the key is taken as it was.

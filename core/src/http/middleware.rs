@@ -3,7 +3,6 @@
 //! per-address ceiling, and metrics.
 
 use std::net::{IpAddr, SocketAddr};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use axum::extract::{ConnectInfo, MatchedPath, Request, State};
@@ -63,30 +62,6 @@ fn offered_types(path: &str) -> &'static [&'static str] {
 fn not_acceptable() -> Response {
     (StatusCode::NOT_ACCEPTABLE, axum::Json(serde_json::json!({"errors": {"detail": "Not Acceptable"}})))
         .into_response()
-}
-
-/// Request ids unique across replicas and restarts without a random draw per
-/// request: a random prefix per process, then a counter.
-pub struct RequestIds {
-    prefix: String,
-    next: AtomicU64,
-}
-
-impl RequestIds {
-    pub fn new() -> Self {
-        RequestIds { prefix: uuid::Uuid::new_v4().simple().to_string()[..12].to_owned(), next: AtomicU64::new(1) }
-    }
-
-    fn make(&self) -> HeaderValue {
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
-        HeaderValue::from_str(&format!("{}-{n}", self.prefix)).expect("hex and digits are a valid header")
-    }
-}
-
-impl Default for RequestIds {
-    fn default() -> Self {
-        Self::new()
-    }
 }
 
 /// A caller's own request id is kept when it is short and printable.

@@ -19,7 +19,6 @@ use self::rules::{Inference, Source};
 use crate::agents::Agent;
 use crate::agents::credentials::{credential_set_allowed, resolve_credential_set};
 use crate::config::PlatformCredentials;
-use crate::conversations::store::ConversationRow;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 
@@ -61,9 +60,18 @@ fn platform_value<'a>(p: &'a PlatformCredentials, kind: &str) -> Option<&'a str>
     v.as_deref().filter(|v| !v.trim().is_empty())
 }
 
+/// What resolution reads of the conversation a turn runs in.
+#[derive(Debug, Clone, Copy)]
+pub struct Holder {
+    pub account_id: Uuid,
+    pub sandbox_id: Option<Uuid>,
+    /// The conversation's own credential set choice.
+    pub inference_credential_id: Option<Uuid>,
+}
+
 /// The names of the variables the conversation's machine holds (its
 /// environment's variables and secrets, its vault's secrets).
-async fn machine_vars(state: &AppState, conv: &ConversationRow) -> ApiResult<BTreeSet<String>> {
+async fn machine_vars(state: &AppState, conv: &Holder) -> ApiResult<BTreeSet<String>> {
     let Some(row) = (match conv.sandbox_id {
         Some(id) => crate::sandboxes::store::get(&state.db, id).await?,
         None => None,
@@ -79,7 +87,7 @@ async fn machine_vars(state: &AppState, conv: &ConversationRow) -> ApiResult<BTr
 }
 
 /// Resolves the credential of a turn about to start on `conv` with `agent`.
-pub async fn resolve(state: &AppState, conv: &ConversationRow, agent: &Agent) -> ApiResult<Resolved> {
+pub async fn resolve(state: &AppState, conv: &Holder, agent: &Agent) -> ApiResult<Resolved> {
     let runtime = agent.spec.runtime;
     let kinds = rules::kinds(runtime);
     let set_id = match resolve_credential_set(conv.inference_credential_id, agent.spec.inference_credential_id, None) {

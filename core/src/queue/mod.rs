@@ -13,35 +13,30 @@ use std::time::Duration;
 
 use axum::extract::State;
 use axum::http::StatusCode;
-use tokio::sync::Notify;
+use axum::response::{IntoResponse, Response};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
 use self::model::SandboxRequest;
 use self::store::{NewRequest, RequestRow};
-use crate::auth::Principal;
-use crate::conversations::model::ConversationCreateRequest;
+use crate::auth::{Principal, Scope};
+use crate::boxed::BoxFuture;
+use crate::conversations::model::{Conversation, ConversationCreateRequest};
 use crate::conversations::{self, OpenHow, Opened, StartError, StartOptions};
 use crate::error::{ApiError, ApiResult};
-use crate::http::{Data, Path, ok};
+use crate::http::{Data, Json, Path, ok};
 use crate::state::AppState;
 
-/// Per-server queue state: the worker's doorbell.
-#[derive(Default)]
-pub struct Queue {
-    wake: Notify,
-}
+/// Told when a queued run of a schedule settles (started, expired or
+/// cancelled): the team layer above records the run; the server assembly
+/// puts it in the state's slots.
+pub struct OnSettled(pub for<'a> fn(&'a AppState, Uuid, Result<Uuid, String>) -> BoxFuture<'a, ()>);
 
-impl Queue {
-    /// Tells this server's worker to look at the queue now (a machine left the
-    /// active states, a request was queued or cancelled).
-    pub fn wake(&self) {
-        self.wake.notify_one();
-    }
-
-    pub(crate) async fn notified(&self) {
-        self.wake.notified().await
+/// Tells the schedule layer, if one is registered, how a run settled.
+pub(crate) async fn settled(state: &AppState, schedule_id: Uuid, outcome: Result<Uuid, String>) {
+    if let Some(on) = state.get::<OnSettled>() {
+        (on.0)(state, schedule_id, outcome).await;
     }
 }
 
@@ -117,7 +112,7 @@ const CANCEL_WAIT: Duration = Duration::from_secs(5);
 const CANCEL_POLL: Duration = Duration::from_millis(50);
 
 pub fn router() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(list)).routes(routes!(get_one, cancel))
+    OpenApiRouter::new().routes(routes!(list)).routes(routes!(get_one, cancel)).routes(routes!(create))
 }
 
 async fn find(state: &AppState, account_id: Uuid, id: Uuid) -> ApiResult<RequestRow> {
@@ -171,7 +166,7 @@ async fn cancel(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid
             state.queue.wake();
             let row = find(&state, p.account_id, id).await?;
             if let Some(schedule) = row.schedule_id {
-                crate::team::schedules::run_settled(&state, schedule, Err(rules::CANCELLED.to_owned())).await;
+                settled(&state, schedule, Err(rules::CANCELLED.to_owned())).await;
             }
             return Ok(ok(row.to_api(&[])));
         }
@@ -188,4 +183,49 @@ async fn cancel(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid
         }
         tokio::time::sleep(CANCEL_POLL).await;
     }
+}
+
+// Starting a conversation is a route of the queue, which sits above the
+// conversations it starts: a start at a ceiling waits here.
+
+/// Opens a conversation, optionally with a first prompt; with `channel_id`
+/// (and not `fresh`) the channel's latest live conversation is resumed
+/// instead (200, labels merged, the prompt not delivered). A fresh start at
+/// a concurrency ceiling with `queue: true` waits in the sandbox queue (202).
+/// With `sandbox_id` it opens idle on that existing sandbox (attach).
+#[utoipa::path(post, path = "/api/conversations", tag = "conversations", request_body = ConversationCreateRequest,
+    responses((status = 201, description = "A new conversation", body = Data<Conversation>),
+        (status = 200, description = "The channel's conversation, resumed", body = Data<Conversation>),
+        (status = 202, description = "At a ceiling with `queue: true`: waiting in the sandbox queue, with a one-based `position`", body = Data<SandboxRequest>),
+        (status = 402, description = "`insufficient_credits` (with `upgrade_url`)", body = crate::error::ErrorBody),
+        (status = 403, description = "`guest_attach_requires_full_scope` (with `reason: insufficient_scope`): a guest attach, or a `fresh` rotation of a guest, with a restricted key", body = crate::error::ErrorBody),
+        (status = 404, description = "An agent, environment or vault the caller does not own; `inference_credential_not_found`; `sandbox_not_found`", body = crate::error::ErrorBody),
+        (status = 409, description = "`conversation_model_differs` or `conversation_session_config_differs` (channel resume); `sandbox_not_attachable`, `sandbox_at_capacity`, `codex_inference_conflict` (attach)", body = crate::error::ErrorBody),
+        (status = 422, description = "`invalid_prompt`, `invalid_images`, `validation_failed`, `session_config_invalid`, `model_invalid`, `invalid_machine_name`, `environment_not_allowed`, `vault_not_allowed`, `inference_credential_not_allowed`, `inference_credential_unusable`, `sandbox_identity_mismatch`, `sandbox_runtime_mismatch`, `execution_limits_invalid`, `execution_limits_widen`, `execution_limits_unsupported`", body = crate::error::ErrorBody),
+        (status = 429, description = "`sandbox_quota_exceeded` (with `active_sandboxes` and `limit`): the account's concurrent-sandbox cap, without `queue: true` or with the account's queue full", body = crate::error::ErrorBody),
+        (status = 503, description = "`fleet_at_capacity`: the service-wide ceiling (same conditions); `provisioning`: the agent's persistent machine is still being built", body = crate::error::ErrorBody)))]
+async fn create(
+    State(state): State<AppState>,
+    p: Principal,
+    body: Result<Json<ConversationCreateRequest>, ApiError>,
+) -> ApiResult<Response> {
+    // A machine's callback key acts on its own conversations; it does not open new ones.
+    if p.scope == Scope::Sandbox {
+        return Err(ApiError::insufficient_scope());
+    }
+    let Json(req) = body.map_err(conversations::rules::label_errors_by_key)?;
+    conversations::attach::check_scope(&state, &p, &req).await?;
+    let start = Submit {
+        account_id: p.account_id,
+        request: req,
+        how: OpenHow::default(),
+        schedule_id: None,
+        force_queue: false,
+        conversation_id: None,
+    };
+    Ok(match submit(&state, start).await? {
+        Submitted::Opened(Opened::Created(row)) => (StatusCode::CREATED, ok(Conversation::from(&row))).into_response(),
+        Submitted::Opened(Opened::Resumed(row)) => (StatusCode::OK, ok(Conversation::from(&row))).into_response(),
+        Submitted::Queued(request) => (StatusCode::ACCEPTED, ok(request)).into_response(),
+    })
 }

@@ -12,7 +12,6 @@ use super::rules::{self, Recovery, Verdict};
 use super::store::{self, Claimed};
 use crate::conversations::{self, OpenHow, StartOptions};
 use crate::state::AppState;
-use crate::team::schedules;
 use crate::time_fmt::now_micros;
 
 /// Heads claimed by one statement.
@@ -50,7 +49,7 @@ pub async fn run(state: AppState) {
 /// One pass: expiries, then rounds of heads until none moves.
 async fn pass(state: &AppState) -> sqlx::Result<()> {
     for schedule in store::expire(&state.db).await? {
-        schedules::run_settled(state, schedule, Err(rules::WAIT_EXPIRED.to_owned())).await;
+        super::settled(state, schedule, Err(rules::WAIT_EXPIRED.to_owned())).await;
     }
     loop {
         let heads = store::claim_heads(&state.db, BATCH, LEASE_MICROS).await?;
@@ -149,7 +148,7 @@ async fn settle(state: &AppState, head: &Claimed, verdict: Verdict) -> sqlx::Res
     }
     tracing::info!(request = %head.row.id, status = status.as_str(), error = error.as_deref(), "queued start settled");
     if let Some(schedule) = head.row.schedule_id {
-        schedules::run_settled(state, schedule, outcome).await;
+        super::settled(state, schedule, outcome).await;
     }
     Ok(true)
 }

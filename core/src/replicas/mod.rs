@@ -24,6 +24,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::boxed::BoxFuture;
 use crate::db::Backend;
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
@@ -36,6 +37,22 @@ use store::{adopt, orphans};
 pub const HEARTBEAT: Duration = Duration::from_secs(3);
 /// A server silent this long is gone: what it owned is taken over.
 pub const SILENCE: Duration = Duration::from_secs(15);
+
+/// What the layers above do when this server takes work over, lets a
+/// machine go, or gets a control request; the server assembly puts it in
+/// the state's slots (replicas sit below the machines and turns they move).
+pub struct TakeOver {
+    /// Serve a machine a gone server owned.
+    pub machine: for<'a> fn(&'a AppState, Uuid) -> BoxFuture<'a, ()>,
+    /// Follow a running turn a gone server ran.
+    pub turn: fn(AppState, Uuid) -> BoxFuture<'static, ()>,
+    /// Apply a control request another replica addressed to this server.
+    pub control: fn(AppState, Control) -> BoxFuture<'static, ()>,
+    /// The machines this server serves now.
+    pub served: fn(&AppState) -> Vec<Uuid>,
+    /// Stop serving a machine (its proxy closes; the machine runs on).
+    pub let_go: fn(&AppState, Uuid),
+}
 
 /// A request for the turn that another replica runs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -122,6 +139,7 @@ async fn forget_the_dead(state: &AppState) {
 /// Takes over the machines, then the running turns, of servers that are gone.
 /// Machines first: a turn is followed through its machine's supervisor.
 async fn take_over(state: &AppState) {
+    let Some(handlers) = state.get::<TakeOver>() else { return };
     let me = state.events.server();
     forget_the_dead(state).await;
     for kind in [Owned::Machine, Owned::Turn] {
@@ -140,10 +158,9 @@ async fn take_over(state: &AppState) {
                 tracing::info!("taking over {kind:?} {id} from server {from}");
             }
             match kind {
-                Owned::Machine => crate::sandboxes::service::take_over(state, id).await,
+                Owned::Machine => (handlers.machine)(state, id).await,
                 Owned::Turn => {
-                    let st = state.clone();
-                    tokio::spawn(async move { crate::conversations::engine::reattach(st, id).await });
+                    tokio::spawn((handlers.turn)(state.clone(), id));
                 }
             }
         }
@@ -154,17 +171,17 @@ async fn take_over(state: &AppState) {
 /// stopped, reset or woke them, or took them over while this one was
 /// silent. Their proxies close, so their addresses are free again.
 async fn let_go_of_others(state: &AppState) {
-    let Ok(svc) = crate::sandboxes::service::service(state) else { return };
+    let Some(handlers) = state.get::<TakeOver>() else { return };
     // Served first: a machine starts only after its row names its owner, so
     // one served before the read below is in what the read finds.
-    let served = svc.provider.served();
+    let served = (handlers.served)(state);
     let owned = match store::owned_by(&state.db, Owned::Machine, state.events.server()).await {
         Ok(owned) => owned.into_iter().collect::<std::collections::HashSet<_>>(),
         Err(e) => return tracing::warn!("replicas: this server's machines not read: {e}"),
     };
     for id in served.into_iter().filter(|id| !owned.contains(id)) {
         tracing::info!(sandbox = %id, "no longer this server's machine: its proxy closes here");
-        svc.provider.let_go(id);
+        (handlers.let_go)(state, id);
     }
 }
 
@@ -200,10 +217,12 @@ pub async fn run(state: AppState) {
             }
             body = controls.recv() => match body {
                 Ok(body) => match serde_json::from_str::<Control>(&body) {
-                    Ok(control) => {
-                        let st = state.clone();
-                        tokio::spawn(async move { crate::conversations::engine::apply(&st, control).await });
-                    }
+                    Ok(control) => match state.get::<TakeOver>() {
+                        Some(handlers) => {
+                            tokio::spawn((handlers.control)(state.clone(), control));
+                        }
+                        None => tracing::warn!("replicas: a control request and nothing to apply it"),
+                    },
                     Err(e) => tracing::warn!("replicas: unreadable control request {body:?}: {e}"),
                 },
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
@@ -213,9 +232,9 @@ pub async fn run(state: AppState) {
             },
         }
     }
-    if let Ok(svc) = crate::sandboxes::service::service(&state) {
-        for id in svc.provider.served() {
-            svc.provider.let_go(id);
+    if let Some(handlers) = state.get::<TakeOver>() {
+        for id in (handlers.served)(&state) {
+            (handlers.let_go)(&state, id);
         }
     }
     if let Err(e) = store::deregister(&state.db, me, now_micros()).await {

@@ -297,7 +297,7 @@ pub async fn start(state: &AppState, addr: SocketAddr) -> Result<impl Future<Out
     };
     let sink = Arc::new(egress_log::DbSink::start(state.clone()));
     let provider: Arc<dyn SandboxProvider> = Arc::new(LocalProvider::new(local, sink)?);
-    let _ = state.sandboxes.set(Arc::new(Sandboxes::new(provider, api_url, cfg)));
+    state.put_any(Arc::new(Sandboxes::new(provider, api_url, cfg)));
     Ok(service::idle_sweeper(state.clone()))
 }
 

@@ -146,7 +146,7 @@ pub async fn file(state: &AppState, row: &SandboxRow, path: &str, max_bytes: Opt
     let src = source(row)?;
     let m = service::material(state, row, None).await?;
     // Read past the cut by the longest secret, so one straddling it is still caught.
-    let raw = read_raw(svc, row, &src, path, max + m.redactor.margin() as u64).await?;
+    let raw = read_raw(&svc, row, &src, path, max + m.redactor.margin() as u64).await?;
     let shown = m.redactor.render(&raw.bytes, raw.size, usize::try_from(max).unwrap_or(usize::MAX));
     Ok(SandboxFile {
         path: path.to_owned(),
@@ -171,8 +171,8 @@ pub async fn diff(state: &AppState, row: &SandboxRow, q: DiffQuery, max_bytes: O
     let argv = git::diff_argv(&q)?;
     let max = check_max(max_bytes, svc.cfg.read_max_bytes)?;
     let src = source(row)?;
-    let root = repo_root(svc, row, &src, &q.path).await?;
-    let out = run(svc, row, &src, argv).await?;
+    let root = repo_root(&svc, row, &src, &q.path).await?;
+    let out = run(&svc, row, &src, argv).await?;
     if out.exit.code != Some(0) {
         let why = String::from_utf8_lossy(&out.stderr);
         return Err(ApiError::invalid("ref", format!("git diff failed: {}", why.trim())));
@@ -198,8 +198,8 @@ pub async fn changes(state: &AppState, row: &SandboxRow, path: &str) -> ApiResul
     let svc = service::service(state)?;
     check_path(path)?;
     let src = source(row)?;
-    let root = repo_root(svc, row, &src, path).await?;
-    let out = run(svc, row, &src, git::status_argv(path)).await?;
+    let root = repo_root(&svc, row, &src, path).await?;
+    let out = run(&svc, row, &src, git::status_argv(path)).await?;
     if out.exit.code != Some(0) {
         return Err(unavailable(String::from_utf8_lossy(&out.stderr).trim()));
     }

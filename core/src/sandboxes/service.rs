@@ -17,6 +17,7 @@ use super::provision::{self, Ctx};
 use super::redact::Redactor;
 use super::{capacity, names, store};
 use crate::agents::{Agent, SandboxMode};
+use crate::boxed::BoxFuture;
 use crate::config::SandboxConfig;
 use crate::environments::{self, Environment, NetworkingType};
 use crate::error::{ApiError, ApiResult, Kind};
@@ -80,9 +81,17 @@ impl Sandboxes {
     }
 }
 
+/// What the layer above does when a machine it waits for is ready or failed
+/// to start (the conversations waiting on it); the server assembly puts it
+/// in the state's slots.
+pub struct MachineObserver {
+    pub ready: for<'a> fn(&'a AppState, Uuid) -> BoxFuture<'a, ()>,
+    pub failed: for<'a> fn(&'a AppState, Uuid) -> BoxFuture<'a, ()>,
+}
+
 /// The sandbox service of a started server.
-pub fn service(state: &AppState) -> ApiResult<&Sandboxes> {
-    state.sandboxes.get().map(|s| s.as_ref()).ok_or_else(|| Refusal::Unavailable(Unavailable::Sandboxes).into())
+pub fn service(state: &AppState) -> ApiResult<Arc<Sandboxes>> {
+    state.get::<Sandboxes>().ok_or_else(|| Refusal::Unavailable(Unavailable::Sandboxes).into())
 }
 
 /// The network policy of an environment (`unrestricted` without one).
@@ -295,7 +304,7 @@ async fn provision_new(state: &AppState, id: Uuid, conversation: Option<Uuid>, e
     let outcome = match material(state, &row, env.as_ref()).await {
         Ok(mut m) => match callback_env(state, &row, &mut m.env).await {
             Ok(()) => {
-                let ctx = Ctx { state, svc, row: &row, scope: &scope, env: env.as_ref(), material: &m };
+                let ctx = Ctx { state, svc: &svc, row: &row, scope: &scope, env: env.as_ref(), material: &m };
                 let deadline = Duration::from_secs(svc.cfg.provision_timeout_seconds);
                 provision::run(&ctx, deadline).await
             }
@@ -303,7 +312,7 @@ async fn provision_new(state: &AppState, id: Uuid, conversation: Option<Uuid>, e
         },
         Err(e) => Err(reason(e)),
     };
-    finish_start(state, svc, &row, &scope, outcome, started).await;
+    finish_start(state, &svc, &row, &scope, outcome, started).await;
 }
 
 async fn finish_start(
@@ -323,7 +332,9 @@ async fn finish_start(
             if let Err(e) = store::set_ready(&state.db, row.id, url.as_deref()).await {
                 tracing::error!(sandbox = %row.id, "could not mark ready: {e}");
             }
-            crate::conversations::engine::machine_ready(state, row.id).await;
+            if let Some(observer) = state.get::<MachineObserver>() {
+                (observer.ready)(state, row.id).await;
+            }
         }
         Err(error) => {
             tracing::warn!(sandbox = %row.id, "provisioning failed: {error}");
@@ -337,7 +348,9 @@ async fn finish_start(
             let _ = store::set_failed(&state.db, row.id, &error).await;
             crate::credits::meter::settle(state, row.id).await;
             state.queue.wake();
-            crate::conversations::engine::machine_failed(state, row.id).await;
+            if let Some(observer) = state.get::<MachineObserver>() {
+                (observer.failed)(state, row.id).await;
+            }
         }
     }
 }
@@ -378,8 +391,8 @@ async fn wake_now(state: &AppState, row: SandboxRow) {
     let scope = scope(state, &row, None).await;
     stage(state, &scope, "provision", StageState::Started, json!({"sandbox_id": row.id, "wake": true})).await;
     let started = Instant::now();
-    let outcome = wake_steps(state, svc, &row, &scope).await;
-    finish_start(state, svc, &row, &scope, outcome, started).await;
+    let outcome = wake_steps(state, &svc, &row, &scope).await;
+    finish_start(state, &svc, &row, &scope, outcome, started).await;
 }
 
 async fn wake_steps(
@@ -423,7 +436,7 @@ pub async fn park(state: &AppState, id: Uuid) -> ApiResult<()> {
         return Ok(());
     }
     if !row.persistent() {
-        return reclaim_locked(state, svc, &row, None).await;
+        return reclaim_locked(state, &svc, &row, None).await;
     }
     if !store::transition(&state.db, id, &[SandboxState::Ready], SandboxState::Suspended).await? {
         return Ok(());
@@ -457,7 +470,7 @@ pub async fn reclaim_for(state: &AppState, id: Uuid, ended: Option<Uuid>) -> Api
     let lock = svc.lock(id);
     let _held = lock.lock().await;
     let Some(row) = store::get(&state.db, id).await? else { return Ok(()) };
-    reclaim_locked(state, svc, &row, ended).await
+    reclaim_locked(state, &svc, &row, ended).await
 }
 
 async fn reclaim_locked(state: &AppState, svc: &Sandboxes, row: &SandboxRow, ended: Option<Uuid>) -> ApiResult<()> {
@@ -505,7 +518,7 @@ pub async fn reset(state: &AppState, row: &SandboxRow) -> ApiResult<()> {
     let svc = service(state)?;
     let lock = svc.lock(row.id);
     let _held = lock.lock().await;
-    reclaim_locked(state, svc, row, None).await
+    reclaim_locked(state, &svc, row, None).await
 }
 
 /// Follows a machine this server just took over (`replicas`): a ready one is

@@ -4,8 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use acs_core::config;
-use acs_core::extension;
+use acs_core::extension::{self, config};
 use acs_testkit::{
     Backend, TestApp, assert_error, both, create_conversation, finished_turns, scripted_app, scripted_runtime_agent,
     sh, spawn,

@@ -31,11 +31,11 @@ use acs_core::config::{ConfigError, Loaded};
 use acs_core::db::Backend;
 use acs_core::error::{ApiError, ApiResult};
 use acs_core::events::Event;
-use acs_core::events::hooks::OnAppend;
 use acs_core::extension::{BoxFuture, Extension, Registration, RouteGroup, Worker};
 use acs_core::http::extract::{Validator, page_limit};
 use acs_core::http::{Data, Json, Path, Query, created, ok};
 use acs_core::state::AppState;
+use acs_core::state::hooks::OnAppend;
 use config::WebhooksConfig;
 
 use model::{

@@ -6,7 +6,6 @@ mod config;
 mod directive;
 mod profile;
 mod rpc;
-mod turn;
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, Write};

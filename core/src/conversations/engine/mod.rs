@@ -120,6 +120,12 @@ pub struct Engine {
     live: Mutex<HashMap<Uuid, Arc<Live>>>,
 }
 
+/// This server's engine, kept in the state's slots (the state sits below
+/// the conversations it serves).
+fn engine(state: &AppState) -> Arc<Engine> {
+    state.get_or_put(Engine::default)
+}
+
 impl Engine {
     fn live(&self, id: Uuid) -> Arc<Live> {
         self.live.lock().unwrap_or_else(PoisonError::into_inner).entry(id).or_default().clone()
@@ -441,7 +447,7 @@ async fn record_turn(
     let turn_id = input.turn_id.unwrap_or_else(Uuid::now_v7);
     let agent = crate::agents::get_agent(state, conv.account_id, conv.agent_id).await;
     let resolved = match agent {
-        Ok(agent) => crate::inference::resolve(state, conv, &agent).await.map(|r| (agent, r)),
+        Ok(agent) => crate::inference::resolve(state, &conv.holder(), &agent).await.map(|r| (agent, r)),
         Err(e) => Err(e),
     };
     let (agent, resolved) = match resolved {
@@ -484,7 +490,7 @@ async fn record_turn(
 /// The credential a turn on `conv` runs on (with the agent as it is now).
 async fn resolve_inference(state: &AppState, conv: &ConversationRow) -> ApiResult<Resolved> {
     let agent = crate::agents::get_agent(state, conv.account_id, conv.agent_id).await?;
-    crate::inference::resolve(state, conv, &agent).await
+    crate::inference::resolve(state, &conv.holder(), &agent).await
 }
 
 /// Runs a turn, then each prompt queued meanwhile, in this one task.
@@ -564,7 +570,7 @@ async fn turn_ctx(
         turn_id,
         transcript: Transcript::new(material.redactor),
         machine_env: material.env,
-        live: state.conversations.live(conv.id),
+        live: engine(state).live(conv.id),
         sup: svc.provider.supervisor(sandbox_id),
         started: Instant::now(),
         config_options: None,
@@ -780,7 +786,7 @@ pub async fn with_agent_stopped<T>(
     conv: &ConversationRow,
     change: impl Future<Output = ApiResult<T>>,
 ) -> ApiResult<T> {
-    let live = state.conversations.live(conv.id);
+    let live = engine(state).live(conv.id);
     let Ok(mut guard) = live.session.try_lock() else { return Err(busy()) };
     let out = change.await?;
     *guard = None;
@@ -808,7 +814,7 @@ pub async fn interrupt(state: &AppState, conv: &ConversationRow) -> ApiResult<bo
 
 /// Interrupts the turn this server runs.
 fn interrupt_here(state: &AppState, conv: &ConversationRow) -> bool {
-    let live = state.conversations.live(conv.id);
+    let live = engine(state).live(conv.id);
     live.interrupted.store(true, Ordering::SeqCst);
     let control = live.control.lock().unwrap_or_else(PoisonError::into_inner).clone();
     if let Some(control) = control {
@@ -821,7 +827,7 @@ fn interrupt_here(state: &AppState, conv: &ConversationRow) -> bool {
             tokio::time::sleep(INTERRUPT_GRACE).await;
             if let Ok(Some(c)) = store::get(&st.db, id).await
                 && c.status == ConversationStatus::Running
-                && st.conversations.live(id).interrupted.load(Ordering::SeqCst)
+                && engine(&st).live(id).interrupted.load(Ordering::SeqCst)
             {
                 session::kill(&sup, id).await;
             }
@@ -875,7 +881,7 @@ pub async fn answer_permission(
 
 /// Answers a permission request of the turn this server runs.
 async fn answer_here(state: &AppState, conv: &ConversationRow, request_id: &str, option_id: &str) -> ApiResult<()> {
-    let live = state.conversations.live(conv.id);
+    let live = engine(state).live(conv.id);
     // Just after a restart the running turn is still being taken over: its open requests
     // arrive with its control.
     for _ in 0..TAKEOVER_WAIT_STEPS {
@@ -943,7 +949,7 @@ pub async fn terminate(state: &AppState, conv: &ConversationRow) -> ApiResult<()
     if !store::terminate(&state.db, conv.id).await? {
         return Ok(());
     }
-    let live = state.conversations.live(conv.id);
+    let live = engine(state).live(conv.id);
     live.interrupted.store(true, Ordering::SeqCst);
     let control = live.control.lock().unwrap_or_else(PoisonError::into_inner).clone();
     if let Some(control) = control {
@@ -978,7 +984,7 @@ pub async fn terminate(state: &AppState, conv: &ConversationRow) -> ApiResult<()
             machines::reclaim_for(state, m.id, Some(conv.id)).await?;
         }
     }
-    state.conversations.forget(conv.id);
+    engine(state).forget(conv.id);
     Ok(())
 }
 

@@ -17,15 +17,15 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use super::Event;
-use super::history::{HistoryEntry, history as transcript};
-use super::page::{Output, PageQuery, page};
-use super::stream::{
-    Filter, Shape, StreamLogEvent, StreamQuery, blocks, follow, frame, last_event_id, sse, while_callback_key_lives,
-};
 use crate::auth::Principal;
 use crate::conversations::store::{self, ConversationRow};
 use crate::error::{ApiError, ApiResult};
+use crate::events::Event;
+use crate::events::history::{HistoryEntry, history as transcript};
+use crate::events::page::{Output, PageQuery, page};
+use crate::events::stream::{
+    Filter, Shape, StreamLogEvent, StreamQuery, blocks, follow, frame, last_event_id, sse, while_callback_key_lives,
+};
 use crate::http::{Data, PageMeta, Path, Query, ok};
 use crate::state::AppState;
 

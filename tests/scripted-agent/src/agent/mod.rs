@@ -1,16 +1,18 @@
 //! Dispatch of the client's messages and the agent's shared state.
 
+mod turn;
+
 use std::collections::HashMap;
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde_json::{Value, json};
 
+use self::turn::{Turn, TurnEvent};
 use crate::config::{self, Choice, ConfigOption};
 use crate::directive;
 use crate::profile::Profile;
 use crate::rpc::{self, AGENT_ERROR, PARSE_ERROR, RpcError, str_param};
-use crate::turn::{Turn, TurnEvent};
 
 /// Cheap to clone; the stdin thread and every running turn share it.
 #[derive(Clone)]

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use sqlx::{Any, Transaction};
 
-use super::Event;
-use crate::state::AppState;
+use super::AppState;
+use crate::journal::Event;
 use futures::future::BoxFuture;
 
 pub trait OnAppend: Send + Sync + 'static {

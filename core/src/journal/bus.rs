@@ -22,10 +22,9 @@ use std::sync::Arc;
 use tokio::sync::broadcast;
 use uuid::Uuid;
 
+use super::Event;
 use super::signal::{Signal, SignalKind};
-use super::{COLUMNS, Event, from_row};
 use crate::db::{Backend, Db};
-use crate::state::AppState;
 
 pub const CHANNEL: &str = "acs_events";
 pub const SIGNAL_CHANNEL: &str = "acs_signals";
@@ -76,6 +75,10 @@ impl Bus {
 
     pub(crate) fn publish_signal(&self, signal: Signal) {
         let _ = self.signals.send(signal);
+    }
+
+    pub(crate) fn publish_control(&self, body: String) {
+        let _ = self.controls.send(body);
     }
 
     pub fn subscribe_controls(&self) -> broadcast::Receiver<String> {
@@ -154,65 +157,6 @@ pub fn foreign_signal(payload: &str, server: Uuid) -> Option<Signal> {
 pub fn control_for(payload: &str, server: Uuid) -> Option<&str> {
     let (to, body) = payload.split_once(':')?;
     (to.parse::<Uuid>().ok()? == server).then_some(body)
-}
-
-/// On PostgreSQL: relays other replicas' events, signals and control requests into this
-/// server's bus until shutdown. Reconnects after a lost connection.
-pub async fn relay(state: AppState) {
-    if state.db.backend != Backend::Postgres {
-        return;
-    }
-    let url = state.config().database.url.clone();
-    loop {
-        let mut listener = match sqlx::postgres::PgListener::connect(&url).await {
-            Ok(l) => l,
-            Err(e) => {
-                tracing::warn!("event relay: cannot connect: {e}");
-                tokio::select! {
-                    _ = state.shutdown.cancelled() => return,
-                    _ = tokio::time::sleep(std::time::Duration::from_secs(1)) => continue,
-                }
-            }
-        };
-        if let Err(e) = listener.listen_all([CHANNEL, SIGNAL_CHANNEL, CONTROL_CHANNEL]).await {
-            tracing::warn!("event relay: LISTEN failed: {e}");
-            continue;
-        }
-        loop {
-            let note = tokio::select! {
-                _ = state.shutdown.cancelled() => return,
-                note = listener.recv() => note,
-            };
-            let Ok(note) = note else { break };
-            if note.channel() == CONTROL_CHANNEL {
-                if let Some(body) = control_for(note.payload(), state.events.server) {
-                    let _ = state.events.controls.send(body.to_owned());
-                }
-                continue;
-            }
-            if note.channel() == SIGNAL_CHANNEL {
-                if let Some(signal) = foreign_signal(note.payload(), state.events.server) {
-                    state.events.publish_signal(signal);
-                }
-                continue;
-            }
-            let Some(ids) = foreign_events(note.payload(), state.events.server) else { continue };
-            let (Some(lo), Some(hi)) = (ids.iter().min(), ids.iter().max()) else { continue };
-            let sql = format!("SELECT {COLUMNS} FROM events WHERE id >= $1 AND id <= $2 ORDER BY id");
-            match sqlx::query(sqlx::AssertSqlSafe(sql)).bind(*lo).bind(*hi).fetch_all(&state.db.pool).await {
-                Ok(rows) => {
-                    for row in &rows {
-                        match from_row(row) {
-                            Ok(event) if ids.contains(&event.id) => state.events.publish(event),
-                            Ok(_) => {}
-                            Err(e) => tracing::warn!("event relay: an event is unreadable: {e}"),
-                        }
-                    }
-                }
-                Err(e) => tracing::warn!("event relay: reading events {lo}..={hi}: {e}"),
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::agent::Agent;
+use super::Agent;
 use crate::directive::{Directive, Usage};
 use crate::rpc::{self, INTERNAL_ERROR, RpcError};
 

@@ -1,19 +1,31 @@
-//! Shared application state handed to every handler and worker.
+//! Shared application state handed to every handler and worker. It sits
+//! below every module that takes it: its fields are of lower layers or of
+//! this module, and the services above keep their own runtime state in
+//! [`Slots`] (docs/architecture.md).
+
+pub mod contributions;
+pub mod hooks;
+pub mod request_ids;
 
 use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Deref;
 use std::sync::{Arc, RwLock};
 
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use crate::accounts::Identity;
+pub use contributions::Contributions;
+pub use hooks::Hooks;
+pub use request_ids::RequestIds;
+
 use crate::cache::TtlCache;
 use crate::config::{Config, Loaded};
 use crate::db::Db;
-use crate::keys::ResolvedKey;
+use crate::journal::bus::Bus;
 use crate::mail::Mailer;
 use crate::metrics::Metrics;
+use crate::principal::{Identity, ResolvedKey};
 use crate::ratelimit::RateLimiter;
 use crate::secrets::Crypto;
 
@@ -39,21 +51,32 @@ pub struct Inner {
     /// Outbound HTTP client (no redirects followed).
     pub http: reqwest::Client,
     /// Makes the `x-request-id` of requests that bring none.
-    pub request_ids: crate::http::middleware::RequestIds,
+    pub request_ids: RequestIds,
     /// State that extensions keep per server, one value per type.
     pub slots: Slots,
     /// Live fan-out of appended events (and, on PostgreSQL, other replicas').
-    pub events: crate::events::bus::Bus,
-    /// The sandbox service, set once the server listens (it needs the address).
-    pub sandboxes: std::sync::OnceLock<Arc<crate::sandboxes::Sandboxes>>,
-    /// Live agent sessions and running turns of this server.
-    pub conversations: crate::conversations::engine::Engine,
-    /// What runs inside every event append's transaction (events/hooks.rs).
-    pub event_hooks: crate::events::hooks::Hooks,
+    pub events: Bus,
+    /// What runs inside every event append's transaction (hooks.rs).
+    pub event_hooks: Hooks,
     /// The sandbox queue's doorbell.
-    pub queue: crate::queue::Queue,
+    pub queue: Doorbell,
     /// Hooks and answer fields the extensions registered (extension.rs).
-    pub extensions: crate::extension::Contributions,
+    pub extensions: Contributions,
+}
+
+/// Wakes a worker: the sandbox queue's, when capacity frees or a request
+/// is queued or cancelled.
+#[derive(Default)]
+pub struct Doorbell(Notify);
+
+impl Doorbell {
+    pub fn wake(&self) {
+        self.0.notify_one();
+    }
+
+    pub async fn notified(&self) {
+        self.0.notified().await
+    }
 }
 
 /// Values keyed by their type; an extension's `init` state is kept here
@@ -76,6 +99,9 @@ impl AppState {
 
     /// The value of type `T`, put now by `make` when there is none.
     pub fn get_or_put<T: Any + Send + Sync>(&self, make: impl FnOnce() -> T) -> Arc<T> {
+        if let Some(value) = self.get::<T>() {
+            return value;
+        }
         let mut m = self.slots.0.write().unwrap_or_else(std::sync::PoisonError::into_inner);
         let value = m.entry(TypeId::of::<T>()).or_insert_with(|| Arc::new(make()));
         value.clone().downcast::<T>().expect("slots are keyed by their type")

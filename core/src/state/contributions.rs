@@ -1,0 +1,116 @@
+//! What the enabled extensions registered with the host (extension.rs):
+//! hooks core consults and fields core answers carry. Kept in the server
+//! state, so these types sit beside it.
+
+use std::sync::Arc;
+
+use utoipa::PartialSchema;
+use utoipa::openapi::{RefOr, Schema};
+use uuid::Uuid;
+
+use super::AppState;
+use crate::boxed::{BoxError, BoxFuture};
+use crate::principal::Principal;
+
+/// A field an extension adds to a core answer (`GET /api/auth/me`,
+/// `GET /api/catalog`), present whether its flag is on or not; its schema is
+/// added to the document's schema of that answer.
+#[derive(Clone)]
+pub struct Field {
+    pub name: &'static str,
+    pub description: &'static str,
+    pub schema: fn() -> RefOr<Schema>,
+    pub value: FieldValue,
+}
+
+/// How a [`Field`]'s value is computed for one caller.
+pub type FieldValue = Arc<dyn Fn(&AppState, &Principal) -> serde_json::Value + Send + Sync>;
+
+impl Field {
+    /// A boolean field, the common case (`<name>_enabled`).
+    pub fn boolean(name: &'static str, description: &'static str, value: fn(&AppState, &Principal) -> bool) -> Self {
+        Field {
+            name,
+            description,
+            schema: <bool as PartialSchema>::schema,
+            value: Arc::new(move |state, p| serde_json::Value::Bool(value(state, p))),
+        }
+    }
+}
+
+/// A source of provider credentials for inference credential sets: consulted,
+/// in extension order, for a provider the set holds no stored value for
+/// (for example a linked subscription standing in for an API key).
+pub trait CredentialSource: Send + Sync {
+    fn resolve<'a>(
+        &'a self,
+        state: &'a AppState,
+        account_id: Uuid,
+        set_id: Uuid,
+        provider: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, BoxError>>;
+}
+
+/// A field the interface specification names on a core answer but that an
+/// extension supplies (for example a flag of an extension this build may not
+/// have). The server assembly declares these with `inventory::submit!`; a
+/// build in which no compiled-in extension supplies one reports it `false`,
+/// so the answer keeps the specification's shape in every build.
+pub struct SpecField {
+    pub answer: Answer,
+    pub name: &'static str,
+    pub description: &'static str,
+}
+
+inventory::collect!(SpecField);
+
+/// The core answers extensions add fields to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// `GET /api/auth/me`
+    Me,
+    /// `GET /api/catalog`
+    Catalog,
+}
+
+/// What the enabled extensions registered with the host, kept in the
+/// server's state for the core code that consults it.
+#[derive(Default)]
+pub struct Contributions {
+    pub egress: crate::egress::hook::EgressHooks,
+    pub credential_sources: Vec<Arc<dyn CredentialSource>>,
+    pub me_fields: Vec<Field>,
+    pub catalog_fields: Vec<Field>,
+}
+
+impl Contributions {
+    /// The fields of one answer, as a JSON object to flatten into it.
+    pub fn values(
+        &self,
+        answer: Answer,
+        state: &AppState,
+        p: &Principal,
+    ) -> serde_json::Map<String, serde_json::Value> {
+        let fields = match answer {
+            Answer::Me => &self.me_fields,
+            Answer::Catalog => &self.catalog_fields,
+        };
+        fields.iter().map(|f| (f.name.to_owned(), (f.value)(state, p))).collect()
+    }
+
+    /// A provider credential from the first source that has one.
+    pub async fn credential(
+        &self,
+        state: &AppState,
+        account_id: Uuid,
+        set_id: Uuid,
+        provider: &str,
+    ) -> Result<Option<String>, BoxError> {
+        for source in &self.credential_sources {
+            if let Some(value) = source.resolve(state, account_id, set_id, provider).await? {
+                return Ok(Some(value));
+            }
+        }
+        Ok(None)
+    }
+}
