@@ -74,7 +74,7 @@ fn core_names_no_extension() {
     assert!(tables.iter().any(|t| t == "webhook_endpoints"), "found their tables: {tables:?}");
 
     let mut rust = Vec::new();
-    for dir in ["core/src", "core/store/src", "core/machine/src", "core/build.rs"] {
+    for dir in ["core/src", "core/platform/src", "core/store/src", "core/machine/src", "core/store/build.rs"] {
         let path = root.join(dir);
         if path.is_file() { rust.push(path) } else { files(&path, "rs", &mut rust) }
     }

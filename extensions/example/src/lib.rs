@@ -13,18 +13,18 @@
 
 use std::sync::Arc;
 
-use acs_core::auth::Principal;
-use acs_core::config::{ConfigError, Loaded};
-use acs_core::db::{Backend, Db, RowExt};
-use acs_core::egress::Refusal;
-use acs_core::egress::Target;
-use acs_core::egress::hook::EgressHook;
-use acs_core::extension::{
+use acs_platform::auth::Principal;
+use acs_platform::config::{ConfigError, Loaded};
+use acs_platform::db::{Backend, Db, RowExt};
+use acs_platform::egress::Refusal;
+use acs_platform::egress::Target;
+use acs_platform::egress::hook::EgressHook;
+use acs_platform::extension::{
     BoxError, BoxFuture, CliCommand, CredentialSource, Extension, ExtensionState, Field, Registration, RouteGroup,
 };
-use acs_core::http::{Data, Json, created, ok};
-use acs_core::time_fmt::now_micros;
-use acs_core::{ApiError, ApiResult, AppState};
+use acs_platform::http::{Data, Json, created, ok};
+use acs_platform::time_fmt::now_micros;
+use acs_platform::{ApiError, ApiResult, AppState};
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::{Deserialize, Serialize};
@@ -268,7 +268,7 @@ async fn run_cli(loaded: &Loaded, matches: &clap::ArgMatches) -> Result<(), BoxE
     match matches.subcommand() {
         Some(("count", _)) => {
             let db = Db::connect(&loaded.config.database).await?;
-            acs_core::extension::migrate(&db).await?;
+            acs_platform::extension::migrate(&db).await?;
             let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM example_notes").fetch_one(&db.pool).await?;
             println!("{n} note(s)");
             Ok(())

@@ -4,9 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use acs_core::AppState;
-use acs_core::db::RowExt;
-use acs_core::time_fmt::now_micros;
+use acs_platform::AppState;
+use acs_platform::db::RowExt;
+use acs_platform::time_fmt::now_micros;
 use base64::Engine;
 use sqlx::Row;
 use uuid::Uuid;

@@ -9,10 +9,10 @@ mod reports;
 
 use std::sync::Arc;
 
-use acs_core::AppState;
-use acs_core::config::{ConfigError, Loaded};
-use acs_core::db::Backend;
-use acs_core::extension::{BoxError, BoxFuture, Extension, ExtensionState, Registration, RouteGroup, Worker};
+use acs_platform::AppState;
+use acs_platform::config::{ConfigError, Loaded};
+use acs_platform::db::Backend;
+use acs_platform::extension::{BoxError, BoxFuture, Extension, ExtensionState, Registration, RouteGroup, Worker};
 use serde::{Deserialize, Serialize};
 use sqlx::migrate::Migrator;
 use tokio::sync::Notify;

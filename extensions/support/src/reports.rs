@@ -1,12 +1,12 @@
 //! `/api/support/reports`: file and read problem reports.
 
-use acs_core::audit::{self, Actor};
-use acs_core::auth::Principal;
-use acs_core::db::RowExt;
-use acs_core::http::extract::Validator;
-use acs_core::http::{Data, Json, Path, created, ok};
-use acs_core::time_fmt::{from_micros, now_micros};
-use acs_core::{ApiError, ApiResult, AppState};
+use acs_platform::audit::{self, Actor};
+use acs_platform::auth::Principal;
+use acs_platform::db::RowExt;
+use acs_platform::http::extract::Validator;
+use acs_platform::http::{Data, Json, Path, created, ok};
+use acs_platform::time_fmt::{from_micros, now_micros};
+use acs_platform::{ApiError, ApiResult, AppState};
 use axum::extract::State;
 use axum::http::StatusCode;
 use base64::Engine;

@@ -1,7 +1,7 @@
 //! The `[webhooks]` configuration section, owned by this extension.
 
-use acs_core::AppState;
-use acs_core::config::ConfigError;
+use acs_platform::AppState;
+use acs_platform::config::ConfigError;
 use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 

@@ -25,17 +25,17 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 use uuid::Uuid;
 
-use acs_core::audit::{self, Actor};
-use acs_core::auth::Principal;
-use acs_core::config::{ConfigError, Loaded};
-use acs_core::db::Backend;
-use acs_core::error::{ApiError, ApiResult};
-use acs_core::events::Event;
-use acs_core::extension::{BoxFuture, Extension, Registration, RouteGroup, Worker};
-use acs_core::http::extract::{Validator, page_limit};
-use acs_core::http::{Data, Json, Path, Query, created, ok};
-use acs_core::state::AppState;
-use acs_core::state::hooks::OnAppend;
+use acs_platform::audit::{self, Actor};
+use acs_platform::auth::Principal;
+use acs_platform::config::{ConfigError, Loaded};
+use acs_platform::db::Backend;
+use acs_platform::error::{ApiError, ApiResult};
+use acs_platform::events::Event;
+use acs_platform::extension::{BoxFuture, Extension, Registration, RouteGroup, Worker};
+use acs_platform::http::extract::{Validator, page_limit};
+use acs_platform::http::{Data, Json, Path, Query, created, ok};
+use acs_platform::state::AppState;
+use acs_platform::state::hooks::OnAppend;
 use config::WebhooksConfig;
 
 use model::{
@@ -173,7 +173,7 @@ async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec
 #[utoipa::path(post, path = "/api/webhooks", tag = "webhooks", request_body = WebhookEndpointCreateRequest,
     responses((status = 201, body = Data<WebhookEndpointWithSecret>),
         (status = 422, description = "`validation_failed` naming `url`, `event_types` or `description`",
-            body = acs_core::error::ErrorBody)))]
+            body = acs_platform::error::ErrorBody)))]
 async fn create(
     State(state): State<AppState>,
     p: Principal,
@@ -357,7 +357,7 @@ async fn delivery(
 #[utoipa::path(post, path = "/api/webhooks/{id}/deliveries/{delivery_id}/redeliver", tag = "webhooks",
     params(("id" = Uuid, Path), ("delivery_id" = Uuid, Path)),
     responses((status = 202, body = Data<WebhookDelivery>),
-        (status = 409, description = "`delivery_pending`: attempts are still due", body = acs_core::error::ErrorBody)))]
+        (status = 409, description = "`delivery_pending`: attempts are still due", body = acs_platform::error::ErrorBody)))]
 async fn redeliver(
     State(state): State<AppState>,
     p: Principal,

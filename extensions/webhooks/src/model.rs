@@ -59,7 +59,7 @@ pub struct WebhookEndpointUpdateRequest {
     pub url: Option<String>,
     pub event_types: Option<Vec<String>>,
     /// Null clears it.
-    #[serde(default, deserialize_with = "acs_core::http::extract::nullable")]
+    #[serde(default, deserialize_with = "acs_platform::http::extract::nullable")]
     #[schema(value_type = Option<String>)]
     pub description: Option<Option<String>>,
     /// `disabled` switches delivery off; `active` resumes it.

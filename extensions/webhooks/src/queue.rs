@@ -8,11 +8,11 @@ use serde_json::{Value, json};
 use sqlx::{Any, Row};
 use uuid::Uuid;
 
-use acs_core::audit::{self, Actor};
-use acs_core::db::{Backend, RowExt};
-use acs_core::events::Event;
-use acs_core::state::AppState;
-use acs_core::time_fmt::{from_micros, now_micros};
+use acs_platform::audit::{self, Actor};
+use acs_platform::db::{Backend, RowExt};
+use acs_platform::events::Event;
+use acs_platform::state::AppState;
+use acs_platform::time_fmt::{from_micros, now_micros};
 
 use super::rules;
 

@@ -14,7 +14,7 @@ use reqwest::header::CONTENT_TYPE;
 
 use super::signature::sign;
 use crate::config::WebhooksConfig;
-use acs_core::blocklist::AddressRules;
+use acs_platform::blocklist::AddressRules;
 
 /// What one attempt sends.
 pub struct Outgoing<'a> {

@@ -4,9 +4,9 @@ use sqlx::any::AnyRow;
 use sqlx::{Any, Row};
 use uuid::Uuid;
 
-use acs_core::db::RowExt;
-use acs_core::state::AppState;
-use acs_core::time_fmt::{from_micros, now_micros};
+use acs_platform::db::RowExt;
+use acs_platform::state::AppState;
+use acs_platform::time_fmt::{from_micros, now_micros};
 
 use super::model::{DeliveryStatus, WebhookAttempt, WebhookDelivery, WebhookEndpoint};
 

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
-use acs_core::mail::Mail;
-use acs_core::state::AppState;
+use acs_platform::mail::Mail;
+use acs_platform::state::AppState;
 
 use super::queue::{self, Effect, Job, Ready, Settled};
 use super::send::{Outgoing, Sender};

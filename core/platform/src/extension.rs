@@ -37,7 +37,6 @@ pub type ExtensionState = Arc<dyn Any + Send + Sync>;
 /// Who may call a group of routes. Every kind but `Public` rate-limits per
 /// key and counts failed authentications per address, as core routes do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
 pub enum Access {
     /// No credential; documented with an empty security requirement.
     Public,

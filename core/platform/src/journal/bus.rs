@@ -86,7 +86,7 @@ impl Bus {
     }
 
     /// Sends a control request to the replica `to` (PostgreSQL only; the caller checks).
-    pub(crate) async fn notify_control(&self, db: &Db, to: Uuid, body: &str) -> Result<(), sqlx::Error> {
+    pub async fn notify_control(&self, db: &Db, to: Uuid, body: &str) -> Result<(), sqlx::Error> {
         sqlx::query("SELECT pg_notify($1, $2)")
             .bind(CONTROL_CHANNEL)
             .bind(format!("{to}:{body}"))
