@@ -65,6 +65,22 @@ async fn document_is_public_and_complete(b: Backend) {
         }
     }
     assert_eq!(paths["/api/health/ready"]["get"]["security"], Value::Array(vec![]));
+    // Every response is described and every `$ref` names a registered schema.
+    for (path, item) in paths {
+        for (method, op) in item.as_object().unwrap() {
+            for (status, response) in op["responses"].as_object().unwrap() {
+                let described = response["description"].as_str().is_some_and(|d| !d.is_empty());
+                assert!(described, "{method} {path} {status} has a description");
+            }
+        }
+    }
+    let schemas = doc["components"]["schemas"].as_object().unwrap();
+    let mut refs = Vec::new();
+    collect_refs(doc, &mut refs);
+    for r in refs {
+        let name = r.strip_prefix("#/components/schemas/").unwrap_or_else(|| panic!("{r} is a schema ref"));
+        assert!(schemas.contains_key(name), "{r} resolves");
+    }
 
     let pretty = serde_json::to_string_pretty(doc).unwrap() + "\n";
     let snap = snapshot_path();
@@ -78,6 +94,21 @@ async fn document_is_public_and_complete(b: Backend) {
         "the public contract changed: review, then rerun with UPDATE_SNAPSHOTS=1 ({})",
         snap.display()
     );
+}
+
+fn collect_refs<'a>(v: &'a Value, out: &mut Vec<&'a str>) {
+    match v {
+        Value::Object(m) => {
+            for (k, v) in m {
+                match (k.as_str(), v) {
+                    ("$ref", Value::String(r)) => out.push(r),
+                    _ => collect_refs(v, out),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_refs(v, out)),
+        _ => {}
+    }
 }
 
 async fn reference_page(b: Backend) {

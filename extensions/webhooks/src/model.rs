@@ -129,6 +129,7 @@ pub struct DeliveryQuery {
     /// Deliveries older than this one (`meta.next_cursor`).
     pub before: Option<Uuid>,
     /// `pending`, `succeeded` or `failed`.
+    #[param(inline)]
     pub status: Option<DeliveryStatus>,
 }
 

@@ -104,9 +104,28 @@ pub fn finish(mut api: OpenApi) -> OpenApi {
                 add_response(op, "404", "`not_found`: no such record for this account");
             }
             add_response(op, "406", "The `Accept` header admits no JSON: `{errors: {detail}}`");
+            // OpenAPI requires a description on every response: where a
+            // handler gave none, the status's reason phrase stands in.
+            for (status, response) in op.responses.responses.iter_mut() {
+                if let RefOr::T(r) = response
+                    && r.description.is_empty()
+                {
+                    r.description = reason_phrase(status);
+                }
+            }
         }
     }
     api
+}
+
+fn reason_phrase(status: &str) -> String {
+    status
+        .parse::<u16>()
+        .ok()
+        .and_then(|s| axum::http::StatusCode::from_u16(s).ok())
+        .and_then(|s| s.canonical_reason())
+        .unwrap_or("Response")
+        .to_owned()
 }
 
 /// Adds extension fields (required, as they are always present) to a core
