@@ -856,7 +856,15 @@ mod tests {
         assert!(!address_on_host(held));
         assert!(!address_in_use(free));
         drop(listener);
-        assert!(!address_in_use(held), "free again once the listener closes");
+        // The table may list the closed socket for a moment (seen once in CI).
+        let freed = (0..100).any(|_| {
+            let free = !address_in_use(held);
+            if !free {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            free
+        });
+        assert!(freed, "free again once the listener closes");
     }
 
     /// A HostNet of its own (table, prefixes, subnet, lease dir) for one test,
