@@ -201,8 +201,16 @@ async fn deleted_while_a_queued_prompt_waits(b: Backend, what: &str) {
     assert_eq!((t[0].status.as_str(), t[0].client_request_id.as_deref()), ("failed", Some("req-7")), "{t:?}");
     let error = t[0].error.clone().unwrap_or_default();
     assert!(error.starts_with(&format!("selection_deleted: The conversation's {what} was deleted")), "{error}");
-    // The log and the webhook tell it.
-    let r = app.get(&format!("/api/conversations/{conv}/events"), &u.key).await;
+    // The log and the webhook tell it (the turn's row can settle a moment before its events land).
+    let mut r = app.get(&format!("/api/conversations/{conv}/events"), &u.key).await;
+    for _ in 0..100 {
+        let turns = r.body["data"].as_array().map_or(0, |all| all.iter().filter(|e| e["stage"] == "turn").count());
+        if turns >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        r = app.get(&format!("/api/conversations/{conv}/events"), &u.key).await;
+    }
     let turn_events: Vec<&Value> = r.body["data"].as_array().unwrap().iter().filter(|e| e["stage"] == "turn").collect();
     assert_eq!(turn_events.iter().map(|e| e["state"].as_str().unwrap()).collect::<Vec<_>>(), ["started", "failed"]);
     let failed: Value = serde_json::from_str(turn_events[1]["data"].as_str().unwrap()).unwrap();
