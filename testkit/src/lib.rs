@@ -389,8 +389,9 @@ pub async fn turns(app: &TestApp, conv: Uuid) -> Vec<acs_core::conversations::st
     acs_core::conversations::store::turns(&app.state().db, conv).await.unwrap()
 }
 
-/// Waits until `n` turns exist, none runs, and the log holds the end of every turn it saw start; returns
-/// them. A turn's row moves before its closing `turn` stage event is written, so the row alone is not enough.
+/// Waits until `n` turns exist, none runs, and the log holds the closing `turn` event of each of
+/// them and of every turn it saw start; returns them. A turn's row moves before its closing event is
+/// written, so the row alone is not enough.
 pub async fn finished_turns(app: &TestApp, conv: Uuid, n: usize) -> Vec<acs_core::conversations::store::TurnRow> {
     finished_turns_within(app, conv, n, 30).await
 }
@@ -404,7 +405,7 @@ pub async fn finished_turns_within(
 ) -> Vec<acs_core::conversations::store::TurnRow> {
     for _ in 0..seconds * 20 {
         let t = turns(app, conv).await;
-        if t.len() >= n && t.iter().all(|t| t.status != "running") && turn_ends_logged(app, conv).await {
+        if t.len() >= n && t.iter().all(|t| t.status != "running") && turn_ends_logged(app, conv, &t).await {
             return t;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
@@ -412,8 +413,10 @@ pub async fn finished_turns_within(
     panic!("turns did not finish: {:?}", turns(app, conv).await);
 }
 
-/// Whether every `turn` stage that started in the log has its closing event too.
-async fn turn_ends_logged(app: &TestApp, conv: Uuid) -> bool {
+/// Whether every `turn` stage that started in the log has its closing event too, and every
+/// settled turn row has its closing event (a row settles a moment before its events land; every
+/// ended turn leaves them, even one that never reached its agent).
+async fn turn_ends_logged(app: &TestApp, conv: Uuid, turns: &[acs_core::conversations::store::TurnRow]) -> bool {
     use sqlx::Row;
     let rows = sqlx::query("SELECT turn_id, state FROM events WHERE conversation_id = $1 AND stage = 'turn'")
         .bind(conv.to_string())
@@ -425,7 +428,7 @@ async fn turn_ends_logged(app: &TestApp, conv: Uuid) -> bool {
         let (turn, state): (Option<String>, Option<String>) = (r.get("turn_id"), r.get("state"));
         if state.as_deref() == Some("started") { started.push(turn) } else { ended.push(turn) }
     }
-    started.iter().all(|t| ended.contains(t))
+    started.iter().all(|t| ended.contains(t)) && turns.iter().all(|t| ended.contains(&Some(t.id.to_string())))
 }
 
 /// Where the scripted agent is bound inside machines by [`scripted_app`].
