@@ -152,6 +152,7 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
     }
     let (router, api) = routes.split_for_parts();
     let mut api = docs::finish(api);
+    docs::check_operation_ids(&mut api)?;
     docs::add_fields(&mut api, "Me", "/api/auth/me", &state.extensions.me_fields);
     docs::add_fields(&mut api, "Catalog", "/api/catalog", &state.extensions.catalog_fields);
     let openapi = Arc::new(api);

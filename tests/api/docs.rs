@@ -65,9 +65,13 @@ async fn document_is_public_and_complete(b: Backend) {
         }
     }
     assert_eq!(paths["/api/health/ready"]["get"]["security"], Value::Array(vec![]));
-    // Every response is described and every `$ref` names a registered schema.
+    // Every response is described, operation ids are unique, and every `$ref` names a
+    // registered schema.
+    let mut ids = std::collections::BTreeSet::new();
     for (path, item) in paths {
         for (method, op) in item.as_object().unwrap() {
+            let id = op["operationId"].as_str().unwrap_or_else(|| panic!("{method} {path} has an id"));
+            assert!(ids.insert(id), "{method} {path}: the operation id `{id}` is taken");
             for (status, response) in op["responses"].as_object().unwrap() {
                 let described = response["description"].as_str().is_some_and(|d| !d.is_empty());
                 assert!(described, "{method} {path} {status} has a description");

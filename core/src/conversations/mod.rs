@@ -375,7 +375,7 @@ fn first_prompt(
 }
 
 /// The caller's conversations, newest first, filtered by labels.
-#[utoipa::path(get, path = "/api/conversations", tag = "conversations",
+#[utoipa::path(get, path = "/api/conversations", operation_id = "list_conversations", tag = "conversations",
     params(("label" = Option<Vec<String>>, Query,
         description = "`key:value`, repeatable (also as `label[]`), AND-ed; split at the first colon")),
     responses((status = 200, description = "Conversations, newest first", body = Data<Vec<Conversation>>),
@@ -391,7 +391,7 @@ async fn list(
 }
 
 /// One conversation.
-#[utoipa::path(get, path = "/api/conversations/{id}", tag = "conversations", params(("id" = Uuid, Path)),
+#[utoipa::path(get, path = "/api/conversations/{id}", operation_id = "get_conversation", tag = "conversations", params(("id" = Uuid, Path)),
     responses((status = 200, description = "The conversation", body = Data<Conversation>)))]
 async fn get_one(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<Data<Conversation>> {
     Ok(ok(Conversation::from(&owned(&state, &p, id).await?)))

@@ -137,7 +137,7 @@ fn spec_json(spec: &EnvironmentSpec) -> String {
 }
 
 /// The account's environments, newest first.
-#[utoipa::path(get, path = "/api/environments", tag = "environments",
+#[utoipa::path(get, path = "/api/environments", operation_id = "list_environments", tag = "environments",
     responses((status = 200, description = "The account's environments, newest first", body = Data<Vec<Environment>>)))]
 async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec<Environment>>> {
     let sql = sqlx::AssertSqlSafe(format!(
@@ -181,7 +181,7 @@ async fn create_environment(
 }
 
 /// One environment.
-#[utoipa::path(get, path = "/api/environments/{id}", tag = "environments", params(("id" = Uuid, Path)),
+#[utoipa::path(get, path = "/api/environments/{id}", operation_id = "get_environment", tag = "environments", params(("id" = Uuid, Path)),
     responses((status = 200, description = "The environment", body = Data<Environment>)))]
 async fn get_one(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<Data<Environment>> {
     Ok(ok(get_environment(&state, p.account_id, id).await?))

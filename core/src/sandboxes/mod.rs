@@ -52,7 +52,7 @@ pub async fn owned(state: &AppState, p: &Principal, id: Uuid) -> ApiResult<Sandb
 }
 
 /// The account's sandboxes, newest first (a sandbox key sees its own only).
-#[utoipa::path(get, path = "/api/sandboxes", tag = "sandboxes",
+#[utoipa::path(get, path = "/api/sandboxes", operation_id = "list_sandboxes", tag = "sandboxes",
     responses((status = 200, description = "Sandboxes, newest first", body = Data<Vec<Sandbox>>)))]
 async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec<Sandbox>>> {
     let rows = store::list(&state.db, p.account_id, p.sandbox_id).await?;

@@ -145,7 +145,7 @@ async fn insert<'e, E: sqlx::Executor<'e, Database = Any>>(ex: E, account_id: Uu
 }
 
 /// The account's vaults, newest first.
-#[utoipa::path(get, path = "/api/vaults", tag = "vaults",
+#[utoipa::path(get, path = "/api/vaults", operation_id = "list_vaults", tag = "vaults",
     responses((status = 200, description = "The account's vaults, newest first", body = Data<Vec<Vault>>)))]
 async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec<Vault>>> {
     let sql = sqlx::AssertSqlSafe(format!(
@@ -183,7 +183,7 @@ async fn create_vault(
 }
 
 /// One vault.
-#[utoipa::path(get, path = "/api/vaults/{id}", tag = "vaults", params(("id" = Uuid, Path)),
+#[utoipa::path(get, path = "/api/vaults/{id}", operation_id = "get_vault", tag = "vaults", params(("id" = Uuid, Path)),
     responses((status = 200, description = "The vault", body = Data<Vault>)))]
 async fn get_one(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<Data<Vault>> {
     Ok(ok(find(&state.db.pool, p.account_id, id).await?))

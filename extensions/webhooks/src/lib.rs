@@ -163,14 +163,14 @@ async fn seal(state: &AppState, account_id: Uuid, id: Uuid, secret: &str) -> Api
 }
 
 /// The account's webhook endpoints, newest first.
-#[utoipa::path(get, path = "/api/webhooks", tag = "webhooks",
+#[utoipa::path(get, path = "/api/webhooks", operation_id = "list_webhook_endpoints", tag = "webhooks",
     responses((status = 200, body = Data<Vec<WebhookEndpoint>>)))]
 async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec<WebhookEndpoint>>> {
     Ok(ok(store::endpoints(&state, p.account_id, None).await?))
 }
 
 /// Creates an endpoint; the signing secret is in this answer only. Full-scope key.
-#[utoipa::path(post, path = "/api/webhooks", tag = "webhooks", request_body = WebhookEndpointCreateRequest,
+#[utoipa::path(post, path = "/api/webhooks", operation_id = "create_webhook_endpoint", tag = "webhooks", request_body = WebhookEndpointCreateRequest,
     responses((status = 201, body = Data<WebhookEndpointWithSecret>),
         (status = 422, description = "`validation_failed` naming `url`, `event_types` or `description`",
             body = acs_platform::error::ErrorBody)))]
@@ -208,7 +208,7 @@ async fn create(
     Ok(created(WebhookEndpointWithSecret { endpoint, secret }))
 }
 
-#[utoipa::path(get, path = "/api/webhooks/{id}", tag = "webhooks", params(("id" = Uuid, Path)),
+#[utoipa::path(get, path = "/api/webhooks/{id}", operation_id = "get_webhook_endpoint", tag = "webhooks", params(("id" = Uuid, Path)),
     responses((status = 200, body = Data<WebhookEndpoint>)))]
 async fn get_one(
     State(state): State<AppState>,
@@ -220,7 +220,7 @@ async fn get_one(
 
 /// Changes the URL, filters or description; `status: disabled` switches delivery off,
 /// `status: active` resumes it. Full-scope key.
-#[utoipa::path(patch, path = "/api/webhooks/{id}", tag = "webhooks", params(("id" = Uuid, Path)),
+#[utoipa::path(patch, path = "/api/webhooks/{id}", operation_id = "update_webhook_endpoint", tag = "webhooks", params(("id" = Uuid, Path)),
     request_body = WebhookEndpointUpdateRequest, responses((status = 200, body = Data<WebhookEndpoint>)))]
 async fn update(
     State(state): State<AppState>,
@@ -263,7 +263,7 @@ async fn update(
 }
 
 /// Deletes an endpoint with its deliveries. Full-scope key.
-#[utoipa::path(delete, path = "/api/webhooks/{id}", tag = "webhooks", params(("id" = Uuid, Path)),
+#[utoipa::path(delete, path = "/api/webhooks/{id}", operation_id = "delete_webhook_endpoint", tag = "webhooks", params(("id" = Uuid, Path)),
     responses((status = 204, description = "Deleted")))]
 async fn delete(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<StatusCode> {
     p.require_full()?;

@@ -128,6 +128,21 @@ fn reason_phrase(status: &str) -> String {
         .to_owned()
 }
 
+/// Refuses a document in which two operations share an id: generated clients
+/// would get one method for both (handlers of one name in two modules, or an
+/// extension's beside core's).
+pub fn check_operation_ids(api: &mut OpenApi) -> Result<(), String> {
+    let mut seen = std::collections::BTreeSet::new();
+    for op in operations_mut(api) {
+        if let Some(id) = &op.operation_id
+            && !seen.insert(id.clone())
+        {
+            return Err(format!("two operations have the id `{id}`; give one an `operation_id`"));
+        }
+    }
+    Ok(())
+}
+
 /// Adds extension fields (required, as they are always present) to a core
 /// answer's schema, `components.schemas[name]`, and to its `{data}` envelope.
 pub fn add_fields(api: &mut OpenApi, name: &str, path: &str, fields: &[Field]) {
@@ -261,5 +276,27 @@ fn schema_name(schema: &Option<RefOr<utoipa::openapi::schema::Schema>>) -> Strin
         Some(RefOr::Ref(r)) => format!("<code>{}</code>", esc(r.ref_location.rsplit('/').next().unwrap_or(""))),
         Some(RefOr::T(_)) => "<code>inline schema</code>".into(),
         None => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(second_id: &str) -> OpenApi {
+        let op = |id: &str| serde_json::json!({"operationId": id, "responses": {}});
+        serde_json::from_value(serde_json::json!({
+            "openapi": "3.1.0",
+            "info": {"title": "t", "version": "1"},
+            "paths": {"/a": {"get": op("list_a")}, "/b": {"get": op(second_id)}},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_shared_operation_id_is_refused() {
+        assert!(check_operation_ids(&mut doc("list_b")).is_ok());
+        let err = check_operation_ids(&mut doc("list_a")).unwrap_err();
+        assert!(err.contains("`list_a`"), "{err}");
     }
 }

@@ -136,7 +136,7 @@ pub fn check_name(v: &mut Validator, field: &str, name: &str) {
 }
 
 /// Lists the account's keys, newest first.
-#[utoipa::path(get, path = "/api/keys", tag = "keys",
+#[utoipa::path(get, path = "/api/keys", operation_id = "list_keys", tag = "keys",
     responses((status = 200, description = "The account's keys", body = Data<Vec<ApiKey>>)))]
 async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec<ApiKey>>> {
     p.require_full()?;
