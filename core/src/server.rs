@@ -62,6 +62,26 @@ async fn feature_gate(State(gate): State<Gate>, req: Request, next: Next) -> Res
 
 /// One route group of an extension behind the authentication its access
 /// names, documented as such, and gated by the flag when it says so.
+/// The tags of core's operations, in the order the document lists them.
+const TAGS: &[(&str, &str)] = &[
+    ("auth", "Registration, sign-in and email verification"),
+    ("account", "The signed-in account: password, email, credits"),
+    ("keys", "API keys: full or restricted scope, expiry, revocation"),
+    ("audit", "The account's audit log"),
+    ("catalog", "What this instance offers: runtimes, models, sandbox providers"),
+    ("agents", "Agents: a runtime, model and instructions, versioned on every change"),
+    ("environments", "Environments: repositories, packages, setup script and secrets of a machine"),
+    ("vaults", "Vaults: secrets an agent's tools may use"),
+    ("inference-credentials", "Provider credentials for the account's own inference, in sets"),
+    ("conversations", "Conversations: turns with an agent on a sandbox, their event log and streams"),
+    ("events", "Live events of every conversation of the account"),
+    ("sandboxes", "Sandboxes: the machines conversations run on, their files, changes and egress"),
+    ("sandbox-queue", "Sandbox starts waiting for capacity"),
+    ("team", "Teammates: agents with a stable conversation, messages and cron schedules"),
+    ("search", "Search across agents, environments and vaults"),
+    ("health", "Liveness and readiness"),
+];
+
 fn mount(state: &AppState, name: &'static str, group: RouteGroup) -> OpenApiRouter<AppState> {
     let mut router = group.router;
     if group.gated {
@@ -151,8 +171,12 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         }
     }
     let (router, api) = routes.split_for_parts();
-    let mut api = docs::finish(api);
-    docs::check_operation_ids(&mut api)?;
+    let about = docs::About {
+        tags: TAGS.iter().chain(exts.iter().flat_map(|e| e.tags())).copied().collect(),
+        public_url: state.config().public_url.as_deref(),
+    };
+    let mut api = docs::finish(api, &about);
+    docs::check(&mut api)?;
     docs::add_fields(&mut api, "Me", "/api/auth/me", &state.extensions.me_fields);
     docs::add_fields(&mut api, "Catalog", "/api/catalog", &state.extensions.catalog_fields);
     let openapi = Arc::new(api);

@@ -65,6 +65,30 @@ async fn document_is_public_and_complete(b: Backend) {
         }
     }
     assert_eq!(paths["/api/health/ready"]["get"]["security"], Value::Array(vec![]));
+    // What generators read beyond the operations: license, servers, declared tags.
+    assert_eq!(doc["info"]["license"]["identifier"], "Apache-2.0");
+    assert_eq!(doc["servers"][0]["url"], "/");
+    let tags: Vec<&str> = doc["tags"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    // Bodies declare the refusals of the body itself; the 406 body is its own shape.
+    for (path, item) in paths {
+        for (method, op) in item.as_object().unwrap() {
+            let id = op["operationId"].as_str().unwrap();
+            assert!(id.chars().all(|c| c.is_ascii_alphanumeric()) && id.starts_with(|c: char| c.is_ascii_lowercase()));
+            assert!(op["summary"].as_str().is_some_and(|s| !s.is_empty()), "{method} {path} has a summary");
+            assert!(op["tags"].as_array().unwrap().iter().all(|t| tags.contains(&t.as_str().unwrap())));
+            if op.get("requestBody").is_some() {
+                for status in ["413", "415", "422"] {
+                    assert!(op["responses"].get(status).is_some(), "{method} {path} documents {status}");
+                }
+            }
+            assert_eq!(
+                op["responses"]["406"]["content"]["application/json"]["schema"]["$ref"],
+                "#/components/schemas/NotAcceptable"
+            );
+        }
+    }
+    // Envelopes name their payload instead of copying it.
+    assert_eq!(doc["components"]["schemas"]["Data_Agent"]["properties"]["data"]["$ref"], "#/components/schemas/Agent");
     // Every response is described, operation ids are unique, and every `$ref` names a
     // registered schema.
     let mut ids = std::collections::BTreeSet::new();

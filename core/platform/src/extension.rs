@@ -125,6 +125,13 @@ pub trait Extension: Send + Sync + 'static {
     /// Its routes, in groups by caller kind, documented in `/api/docs`.
     fn routes(&self) -> Vec<RouteGroup>;
 
+    /// The tags its operations carry, `(name, description)`, declared in
+    /// `/api/docs`; the server refuses to start on an operation whose tag no
+    /// one declares.
+    fn tags(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
     /// Builds the extension's own state once, before the server accepts
     /// requests, when its flag is on; an error stops the start.
     fn init<'a>(&'a self, _state: &'a AppState) -> BoxFuture<'a, Result<Option<ExtensionState>, BoxError>> {

@@ -489,7 +489,7 @@ async fn change(
 }
 
 /// The account's agents, newest first.
-#[utoipa::path(get, path = "/api/agents", operation_id = "list_agents", tag = "agents", responses((status = 200, description = "The account's agents, newest first", body = Data<Vec<Agent>>)))]
+#[utoipa::path(get, path = "/api/agents", operation_id = "listAgents", tag = "agents", responses((status = 200, description = "The account's agents, newest first", body = Data<Vec<Agent>>)))]
 async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec<Agent>>> {
     let rows = sqlx::query(
         "SELECT id, spec, version, created_at, updated_at FROM agents WHERE account_id = $1 ORDER BY created_at DESC, id DESC",
@@ -501,7 +501,7 @@ async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec
 }
 
 /// Creates an agent (version 1).
-#[utoipa::path(post, path = "/api/agents", operation_id = "create_agent", tag = "agents", request_body = AgentCreate,
+#[utoipa::path(post, path = "/api/agents", operation_id = "createAgent", tag = "agents", request_body = AgentCreate,
     responses((status = 201, description = "Created (version 1)", body = Data<Agent>),
         (status = 404, description = "An environment, vault or credential set the caller does not own", body = crate::error::ErrorBody),
         (status = 422, description = "`validation_failed`, `model_invalid`, `session_config_invalid`, `execution_limits_invalid` or `execution_limits_widen`", body = crate::error::ErrorBody)))]
@@ -548,14 +548,14 @@ async fn create(
 }
 
 /// One agent.
-#[utoipa::path(get, path = "/api/agents/{id}", operation_id = "get_agent", tag = "agents", params(("id" = Uuid, Path)),
+#[utoipa::path(get, path = "/api/agents/{id}", operation_id = "getAgent", tag = "agents", params(("id" = Uuid, Path)),
     responses((status = 200, description = "The agent", body = Data<Agent>)))]
 async fn get_one(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<Data<Agent>> {
     Ok(ok(get_agent(&state, p.account_id, id).await?))
 }
 
 /// Changes an agent; a change writes a new version, a no-op writes none.
-#[utoipa::path(patch, path = "/api/agents/{id}", operation_id = "update_agent", tag = "agents", params(("id" = Uuid, Path)), request_body = AgentUpdate,
+#[utoipa::path(patch, path = "/api/agents/{id}", operation_id = "updateAgent", tag = "agents", params(("id" = Uuid, Path)), request_body = AgentUpdate,
     responses((status = 200, description = "The agent; a new version when something changed", body = Data<Agent>),
         (status = 422, description = "`validation_failed`, `model_invalid`, `session_config_invalid`, `execution_limits_invalid` or `execution_limits_widen`", body = crate::error::ErrorBody)))]
 async fn update(
@@ -568,7 +568,7 @@ async fn update(
 }
 
 /// Deletes an agent and its versions.
-#[utoipa::path(delete, path = "/api/agents/{id}", operation_id = "delete_agent", tag = "agents", params(("id" = Uuid, Path)),
+#[utoipa::path(delete, path = "/api/agents/{id}", operation_id = "deleteAgent", tag = "agents", params(("id" = Uuid, Path)),
     responses((status = 204, description = "Deleted"),
         (status = 404, description = "No such agent", body = crate::error::ErrorBody)))]
 async fn delete(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<StatusCode> {
@@ -587,7 +587,7 @@ async fn delete(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid
 }
 
 /// Every version of an agent, whole, newest first.
-#[utoipa::path(get, path = "/api/agents/{id}/versions", tag = "agents", params(("id" = Uuid, Path)),
+#[utoipa::path(get, path = "/api/agents/{id}/versions", operation_id = "listAgentVersions", tag = "agents", params(("id" = Uuid, Path)),
     responses((status = 200, description = "Every version, newest first", body = Data<Vec<AgentVersion>>)))]
 async fn versions(
     State(state): State<AppState>,
@@ -620,7 +620,7 @@ async fn versions(
 }
 
 /// Makes a new version equal to an earlier one.
-#[utoipa::path(post, path = "/api/agents/{id}/rollback", tag = "agents", params(("id" = Uuid, Path)),
+#[utoipa::path(post, path = "/api/agents/{id}/rollback", operation_id = "rollbackAgent", tag = "agents", params(("id" = Uuid, Path)),
     request_body = AgentRollbackRequest, responses((status = 200, description = "The agent at its new version", body = Data<Agent>),
         (status = 404, description = "No such agent or version", body = crate::error::ErrorBody)))]
 async fn rollback(

@@ -124,7 +124,7 @@ pub fn catalog(state: &AppState, p: &Principal) -> Catalog {
 }
 
 /// What this instance offers: runtimes, model suggestions, sandbox providers.
-#[utoipa::path(get, path = "/api/catalog", tag = "catalog", responses((status = 200, body = Data<Catalog>)))]
+#[utoipa::path(get, path = "/api/catalog", operation_id = "getCatalog", tag = "catalog", responses((status = 200, body = Data<Catalog>)))]
 async fn get_catalog(State(state): State<AppState>, p: Principal) -> Data<Catalog> {
     ok(catalog(&state, &p))
 }

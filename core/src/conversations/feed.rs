@@ -24,7 +24,7 @@ use crate::events::Event;
 use crate::events::history::{HistoryEntry, history as transcript};
 use crate::events::page::{Output, PageQuery, page};
 use crate::events::stream::{
-    Filter, Shape, StreamLogEvent, StreamQuery, blocks, follow, frame, last_event_id, sse, while_callback_key_lives,
+    EventStream, Filter, Shape, StreamQuery, blocks, follow, frame, last_event_id, sse, while_callback_key_lives,
 };
 use crate::http::{Data, PageMeta, Path, Query, ok};
 use crate::state::AppState;
@@ -121,7 +121,7 @@ pub struct LogEventListResponse {
 /// A page of the conversation's event log. Cursors are event ids taken
 /// from a page: `meta.next_cursor` is the last id of the page (the oldest
 /// with `order=desc`, passed as `before` for the older page).
-#[utoipa::path(get, path = "/api/conversations/{id}/events", tag = "conversations",
+#[utoipa::path(get, path = "/api/conversations/{id}/events", operation_id = "listConversationEvents", tag = "conversations",
     params(("id" = Uuid, Path), EventsQuery),
     responses((status = 200, description = "A page of events", body = LogEventListResponse),
         (status = 404, description = "`not_found`", body = crate::error::ErrorBody),
@@ -152,10 +152,10 @@ async fn events(
 /// start without it), then live. Frames are `StreamLogEvent` without
 /// `duration_ms` and `conversation_id`, the event id in the `id:` line;
 /// prompts are not sent. Comment frames keep idle connections open.
-#[utoipa::path(get, path = "/api/conversations/{id}/stream", tag = "conversations",
+#[utoipa::path(get, path = "/api/conversations/{id}/stream", operation_id = "streamConversationEvents", tag = "conversations",
     params(("id" = Uuid, Path), StreamQuery,
         ("Last-Event-ID" = Option<i64>, Header, description = "Resume after this event id")),
-    responses((status = 200, description = "text/event-stream of StreamLogEvent frames", body = StreamLogEvent,
+    responses((status = 200, description = "text/event-stream of StreamLogEvent frames", body = EventStream,
         content_type = "text/event-stream"),
         (status = 404, description = "`not_found`", body = crate::error::ErrorBody)))]
 async fn stream(
@@ -178,7 +178,7 @@ async fn stream(
 /// The transcript: per turn, the user's prompt and the agent's reply as
 /// blocks. Streamed text and thoughts are joined, and a tool call carries
 /// its latest status.
-#[utoipa::path(get, path = "/api/conversations/{id}/history", tag = "conversations",
+#[utoipa::path(get, path = "/api/conversations/{id}/history", operation_id = "getConversationHistory", tag = "conversations",
     params(("id" = Uuid, Path)),
     responses((status = 200, description = "The transcript, oldest first", body = Data<Vec<HistoryEntry>>),
         (status = 404, description = "`not_found`", body = crate::error::ErrorBody)))]

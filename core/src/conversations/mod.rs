@@ -375,7 +375,7 @@ fn first_prompt(
 }
 
 /// The caller's conversations, newest first, filtered by labels.
-#[utoipa::path(get, path = "/api/conversations", operation_id = "list_conversations", tag = "conversations",
+#[utoipa::path(get, path = "/api/conversations", operation_id = "listConversations", tag = "conversations",
     params(("label" = Option<Vec<String>>, Query,
         description = "`key:value`, repeatable (also as `label[]`), AND-ed; split at the first colon")),
     responses((status = 200, description = "Conversations, newest first", body = Data<Vec<Conversation>>),
@@ -391,7 +391,7 @@ async fn list(
 }
 
 /// One conversation.
-#[utoipa::path(get, path = "/api/conversations/{id}", operation_id = "get_conversation", tag = "conversations", params(("id" = Uuid, Path)),
+#[utoipa::path(get, path = "/api/conversations/{id}", operation_id = "getConversation", tag = "conversations", params(("id" = Uuid, Path)),
     responses((status = 200, description = "The conversation", body = Data<Conversation>)))]
 async fn get_one(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<Data<Conversation>> {
     Ok(ok(Conversation::from(&owned(&state, &p, id).await?)))
@@ -399,7 +399,7 @@ async fn get_one(State(state): State<AppState>, p: Principal, Path(id): Path<Uui
 
 /// Changes labels: a null value removes the key, keys not named stay; the
 /// limits count after the merge.
-#[utoipa::path(patch, path = "/api/conversations/{id}/labels", tag = "conversations", params(("id" = Uuid, Path)),
+#[utoipa::path(patch, path = "/api/conversations/{id}/labels", operation_id = "updateConversationLabels", tag = "conversations", params(("id" = Uuid, Path)),
     request_body = LabelsPatch,
     responses((status = 200, description = "The conversation", body = Data<Conversation>),
         (status = 403, description = "`machine_may_not_label_another_conversation`", body = crate::error::ErrorBody),
@@ -435,7 +435,7 @@ async fn set_labels(
 /// Sends a prompt. `accepted`: the turn opened; `queued`: the machine must
 /// wake first and the turn opens once it is ready. The answer precedes the
 /// turn: read the turns to find the one carrying `client_request_id`.
-#[utoipa::path(post, path = "/api/conversations/{id}/prompts", tag = "conversations", params(("id" = Uuid, Path)),
+#[utoipa::path(post, path = "/api/conversations/{id}/prompts", operation_id = "sendPrompt", tag = "conversations", params(("id" = Uuid, Path)),
     request_body = PromptRequest,
     responses((status = 202, description = "Accepted or queued", body = Data<PromptResponse>),
         (status = 409, description = "`conversation_busy`: a turn is running; `sandbox_at_capacity`: another conversation on the machine runs a turn of the same runtime (not for claude and codex); `inference_source_changed`: the agent's model changed since the conversation (without its own model) was applied: reapply it; `selection_deleted` (with `field`: `agent`, `environment` or `vault`): that part of the conversation's selection was deleted", body = crate::error::ErrorBody),
@@ -478,7 +478,7 @@ async fn prompt(
 }
 
 /// The conversation's turns, oldest first.
-#[utoipa::path(get, path = "/api/conversations/{id}/turns", tag = "conversations", params(("id" = Uuid, Path)),
+#[utoipa::path(get, path = "/api/conversations/{id}/turns", operation_id = "listConversationTurns", tag = "conversations", params(("id" = Uuid, Path)),
     responses((status = 200, description = "Turns, oldest first", body = TurnListResponse)))]
 async fn turns(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<TurnListResponse> {
     owned(&state, &p, id).await?;
@@ -487,7 +487,7 @@ async fn turns(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>
 }
 
 /// Wakes the conversation's machine: `awake` when it is up, `waking` while it starts.
-#[utoipa::path(post, path = "/api/conversations/{id}/wake", tag = "conversations", params(("id" = Uuid, Path)),
+#[utoipa::path(post, path = "/api/conversations/{id}/wake", operation_id = "wakeConversation", tag = "conversations", params(("id" = Uuid, Path)),
     responses((status = 200, description = "The machine's state", body = Data<ConversationWakeResponse>),
         (status = 409, description = "`selection_deleted` (with `field`): the conversation's agent, environment or vault was deleted", body = crate::error::ErrorBody),
         (status = 410, description = "`conversation_ended`", body = crate::error::ErrorBody)))]
@@ -504,7 +504,7 @@ async fn wake(
 }
 
 /// Asks the running turn to stop; `interrupted` is false when none runs.
-#[utoipa::path(post, path = "/api/conversations/{id}/interrupt", tag = "conversations", params(("id" = Uuid, Path)),
+#[utoipa::path(post, path = "/api/conversations/{id}/interrupt", operation_id = "interruptConversation", tag = "conversations", params(("id" = Uuid, Path)),
     responses((status = 200, description = "Whether a turn was asked to stop", body = Data<InterruptResponse>)))]
 async fn interrupt(
     State(state): State<AppState>,
@@ -525,7 +525,7 @@ pub struct PermissionAnswerRequest {
 
 /// Answers a permission request of the running turn (`request_id` from the
 /// `permission_request` block); the agent goes on with the chosen option.
-#[utoipa::path(post, path = "/api/conversations/{id}/permissions/{request_id}", tag = "conversations",
+#[utoipa::path(post, path = "/api/conversations/{id}/permissions/{request_id}", operation_id = "answerPermissionRequest", tag = "conversations",
     params(("id" = Uuid, Path), ("request_id" = String, Path)), request_body = PermissionAnswerRequest,
     responses((status = 204, description = "Answered"),
         (status = 404, description = "No open request with this id", body = crate::error::ErrorBody),
@@ -547,7 +547,7 @@ async fn answer_permission(
 
 /// Ends the conversation (its turn and agent stop; an ephemeral machine no
 /// other conversation holds is reclaimed). An ended one answers as it is.
-#[utoipa::path(post, path = "/api/conversations/{id}/terminate", tag = "conversations", params(("id" = Uuid, Path)),
+#[utoipa::path(post, path = "/api/conversations/{id}/terminate", operation_id = "terminateConversation", tag = "conversations", params(("id" = Uuid, Path)),
     responses((status = 200, description = "The conversation, ended", body = Data<Conversation>)))]
 async fn terminate(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<Data<Conversation>> {
     let row = owned(&state, &p, id).await?;

@@ -438,7 +438,7 @@ async fn report(state: &AppState, conv: &ConversationRow, machine: Option<&Sandb
 /// stay; the agent process stops and the next prompt starts one that reads
 /// the new selection. `configuration` stage: `done` when the machine is up,
 /// `failed` (with `reason`) when it reads the selection only when it wakes.
-#[utoipa::path(post, path = "/api/conversations/{id}/reapply", tag = "conversations", params(("id" = Uuid, Path)),
+#[utoipa::path(post, path = "/api/conversations/{id}/reapply", operation_id = "reapplyConversation", tag = "conversations", params(("id" = Uuid, Path)),
     request_body = ReapplyRequest,
     responses((status = 200, description = "The conversation with its new selection", body = Data<Conversation>),
         (status = 403, description = "`insufficient_scope`: a sandbox's callback key may not reapply", body = crate::error::ErrorBody),

@@ -287,7 +287,7 @@ fn statuses(held: &[String]) -> Vec<InferenceCredentialStatus> {
 }
 
 /// The account's credential sets, default first then by name.
-#[utoipa::path(get, path = "/api/account/inference-credential-sets", tag = "inference credentials",
+#[utoipa::path(get, path = "/api/account/inference-credential-sets", operation_id = "listCredentialSets", tag = "inference-credentials",
     responses((status = 200, body = Data<Vec<InferenceCredentialSet>>)))]
 async fn list_sets(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec<InferenceCredentialSet>>> {
     p.require_full()?;
@@ -295,7 +295,7 @@ async fn list_sets(State(state): State<AppState>, p: Principal) -> ApiResult<Dat
 }
 
 /// Creates an empty set (the account's first set becomes its default).
-#[utoipa::path(post, path = "/api/account/inference-credential-sets", tag = "inference credentials",
+#[utoipa::path(post, path = "/api/account/inference-credential-sets", operation_id = "createCredentialSet", tag = "inference-credentials",
     request_body = CredentialSetCreate, responses((status = 201, body = Data<InferenceCredentialSet>)))]
 async fn create_set(
     State(state): State<AppState>,
@@ -320,7 +320,7 @@ async fn create_set(
 }
 
 /// Renames, promotes to default, or names a subscription; omitted fields are unchanged.
-#[utoipa::path(patch, path = "/api/account/inference-credential-sets/{id}", tag = "inference credentials",
+#[utoipa::path(patch, path = "/api/account/inference-credential-sets/{id}", operation_id = "updateCredentialSet", tag = "inference-credentials",
     params(("id" = Uuid, Path)), request_body = CredentialSetUpdate,
     responses((status = 200, body = Data<InferenceCredentialSet>)))]
 async fn update_set(
@@ -387,7 +387,7 @@ async fn update_set(
 }
 
 /// Deletes a set that is not the default.
-#[utoipa::path(delete, path = "/api/account/inference-credential-sets/{id}", tag = "inference credentials",
+#[utoipa::path(delete, path = "/api/account/inference-credential-sets/{id}", operation_id = "deleteCredentialSet", tag = "inference-credentials",
     params(("id" = Uuid, Path)),
     responses((status = 204, description = "Deleted"),
         (status = 409, description = "`credential_set_is_default` (`reason: is_default`)", body = crate::error::ErrorBody)))]
@@ -420,7 +420,7 @@ async fn delete_set(State(state): State<AppState>, p: Principal, Path(id): Path<
 }
 
 /// Sets one provider credential of a set.
-#[utoipa::path(put, path = "/api/account/inference-credential-sets/{id}/credentials/{provider}", tag = "inference credentials",
+#[utoipa::path(put, path = "/api/account/inference-credential-sets/{id}/credentials/{provider}", operation_id = "putCredentialSetCredential", tag = "inference-credentials",
     params(("id" = Uuid, Path), ("provider" = String, Path, description = "anthropic_api_key, claude_code_oauth_token, openai_api_key or gemini_api_key")),
     request_body = CredentialValue, responses((status = 200, body = Data<InferenceCredentialStatus>)))]
 async fn put_set_credential(
@@ -438,7 +438,7 @@ async fn put_set_credential(
 }
 
 /// Clears one provider credential of a set.
-#[utoipa::path(delete, path = "/api/account/inference-credential-sets/{id}/credentials/{provider}", tag = "inference credentials",
+#[utoipa::path(delete, path = "/api/account/inference-credential-sets/{id}/credentials/{provider}", operation_id = "deleteCredentialSetCredential", tag = "inference-credentials",
     params(("id" = Uuid, Path), ("provider" = String, Path)), responses((status = 204, description = "Cleared")))]
 async fn delete_set_credential(
     State(state): State<AppState>,
@@ -453,7 +453,7 @@ async fn delete_set_credential(
 }
 
 /// Which provider credentials the default set holds.
-#[utoipa::path(get, path = "/api/account/inference-credentials", tag = "inference credentials",
+#[utoipa::path(get, path = "/api/account/inference-credentials", operation_id = "listDefaultCredentials", tag = "inference-credentials",
     responses((status = 200, body = Data<Vec<InferenceCredentialStatus>>)))]
 async fn list_default(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec<InferenceCredentialStatus>>> {
     p.require_full()?;
@@ -463,7 +463,7 @@ async fn list_default(State(state): State<AppState>, p: Principal) -> ApiResult<
 }
 
 /// Sets a provider credential on the default set, creating a `Default` set when the account has none.
-#[utoipa::path(put, path = "/api/account/inference-credentials/{provider}", tag = "inference credentials",
+#[utoipa::path(put, path = "/api/account/inference-credentials/{provider}", operation_id = "putDefaultCredential", tag = "inference-credentials",
     params(("provider" = String, Path)), request_body = CredentialValue,
     responses((status = 200, body = Data<InferenceCredentialStatus>)))]
 async fn put_default(
@@ -498,7 +498,7 @@ async fn put_default(
 }
 
 /// Clears a provider credential of the default set.
-#[utoipa::path(delete, path = "/api/account/inference-credentials/{provider}", tag = "inference credentials",
+#[utoipa::path(delete, path = "/api/account/inference-credentials/{provider}", operation_id = "deleteDefaultCredential", tag = "inference-credentials",
     params(("provider" = String, Path)), responses((status = 204, description = "Cleared")))]
 async fn delete_default(
     State(state): State<AppState>,

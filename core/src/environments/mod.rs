@@ -137,7 +137,7 @@ fn spec_json(spec: &EnvironmentSpec) -> String {
 }
 
 /// The account's environments, newest first.
-#[utoipa::path(get, path = "/api/environments", operation_id = "list_environments", tag = "environments",
+#[utoipa::path(get, path = "/api/environments", operation_id = "listEnvironments", tag = "environments",
     responses((status = 200, description = "The account's environments, newest first", body = Data<Vec<Environment>>)))]
 async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec<Environment>>> {
     let sql = sqlx::AssertSqlSafe(format!(
@@ -148,7 +148,7 @@ async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec
 }
 
 /// Creates an environment; `name` is required.
-#[utoipa::path(post, path = "/api/environments", tag = "environments", request_body = EnvironmentUpdate,
+#[utoipa::path(post, path = "/api/environments", operation_id = "createEnvironment", tag = "environments", request_body = EnvironmentUpdate,
     responses((status = 201, description = "Created", body = Data<Environment>)))]
 async fn create_environment(
     State(state): State<AppState>,
@@ -181,7 +181,7 @@ async fn create_environment(
 }
 
 /// One environment.
-#[utoipa::path(get, path = "/api/environments/{id}", operation_id = "get_environment", tag = "environments", params(("id" = Uuid, Path)),
+#[utoipa::path(get, path = "/api/environments/{id}", operation_id = "getEnvironment", tag = "environments", params(("id" = Uuid, Path)),
     responses((status = 200, description = "The environment", body = Data<Environment>)))]
 async fn get_one(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<Data<Environment>> {
     Ok(ok(get_environment(&state, p.account_id, id).await?))
@@ -195,7 +195,7 @@ pub async fn get_environment(state: &AppState, account_id: Uuid, id: Uuid) -> Ap
 
 /// Updates an environment: omitted fields are unchanged and the result is checked whole.
 /// `fingerprint_at` moves only when the build inputs change.
-#[utoipa::path(patch, path = "/api/environments/{id}", tag = "environments", params(("id" = Uuid, Path)),
+#[utoipa::path(patch, path = "/api/environments/{id}", operation_id = "updateEnvironment", tag = "environments", params(("id" = Uuid, Path)),
     request_body = EnvironmentUpdate,
     responses((status = 200, description = "The updated environment", body = Data<Environment>)))]
 async fn update_environment(
@@ -233,7 +233,7 @@ async fn update_environment(
 }
 
 /// Deletes an environment and its secrets.
-#[utoipa::path(delete, path = "/api/environments/{id}", tag = "environments", params(("id" = Uuid, Path)),
+#[utoipa::path(delete, path = "/api/environments/{id}", operation_id = "deleteEnvironment", tag = "environments", params(("id" = Uuid, Path)),
     responses((status = 204, description = "Deleted"),
         (status = 404, description = "No such environment", body = crate::error::ErrorBody)))]
 async fn delete_environment(

@@ -91,7 +91,7 @@ pub async fn secret_values(
 }
 
 /// The environment's secrets by key, without values.
-#[utoipa::path(get, path = "/api/environments/{id}/secrets", operation_id = "list_environment_secrets", tag = "environments", params(("id" = Uuid, Path)),
+#[utoipa::path(get, path = "/api/environments/{id}/secrets", operation_id = "listEnvironmentSecrets", tag = "environments", params(("id" = Uuid, Path)),
     responses((status = 200, description = "Secrets by key; values are never returned", body = Data<Vec<Secret>>)))]
 pub(super) async fn list_secrets(
     State(state): State<AppState>,
@@ -111,7 +111,7 @@ pub(super) async fn list_secrets(
 }
 
 /// Creates or replaces a secret: 201 when created, 200 when replaced.
-#[utoipa::path(put, path = "/api/environments/{id}/secrets/{key}", operation_id = "put_environment_secret", tag = "environments",
+#[utoipa::path(put, path = "/api/environments/{id}/secrets/{key}", operation_id = "putEnvironmentSecret", tag = "environments",
     params(("id" = Uuid, Path), ("key" = String, Path, description = "`[A-Za-z_][A-Za-z0-9_]*`, max 256")),
     request_body = EnvironmentSecretValue,
     responses((status = 201, description = "Created", body = Data<Secret>),
@@ -174,7 +174,7 @@ pub(super) async fn put_secret(
 }
 
 /// Deletes a secret. A secret a repository clones with is refused (409 `secret_in_use`).
-#[utoipa::path(delete, path = "/api/environments/{id}/secrets/{key}", operation_id = "delete_environment_secret", tag = "environments",
+#[utoipa::path(delete, path = "/api/environments/{id}/secrets/{key}", operation_id = "deleteEnvironmentSecret", tag = "environments",
     params(("id" = Uuid, Path), ("key" = String, Path)),
     responses((status = 204, description = "Deleted"),
         (status = 404, description = "No such environment or secret", body = crate::error::ErrorBody),

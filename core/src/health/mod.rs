@@ -29,7 +29,7 @@ fn word(ok: bool) -> &'static str {
 }
 
 /// Ready to serve: every dependency answers (503 otherwise).
-#[utoipa::path(get, path = "/api/health/ready", tag = "health",
+#[utoipa::path(get, path = "/api/health/ready", operation_id = "getReadiness", tag = "health",
     responses((status = 200, body = ReadinessResponse), (status = 503, description = "A check failed", body = ReadinessResponse)))]
 async fn ready(State(state): State<AppState>) -> (StatusCode, axum::Json<ReadinessResponse>) {
     let db = state.db.ping().await;
@@ -40,7 +40,7 @@ async fn ready(State(state): State<AppState>) -> (StatusCode, axum::Json<Readine
 }
 
 /// The process is up.
-#[utoipa::path(get, path = "/api/health/live", tag = "health", responses((status = 200, body = LivenessResponse)))]
+#[utoipa::path(get, path = "/api/health/live", operation_id = "getLiveness", tag = "health", responses((status = 200, body = LivenessResponse)))]
 async fn live() -> axum::Json<LivenessResponse> {
     axum::Json(LivenessResponse { status: "ok" })
 }

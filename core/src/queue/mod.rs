@@ -128,7 +128,7 @@ async fn view(state: &AppState, row: &RequestRow) -> ApiResult<SandboxRequest> {
 
 /// The caller's requests: the waiting ones in position order, then those that left the
 /// queue (most recent first, at most 100, kept `queue.retention_seconds`).
-#[utoipa::path(get, path = "/api/sandbox-queue", operation_id = "list_sandbox_requests", tag = "sandbox-queue",
+#[utoipa::path(get, path = "/api/sandbox-queue", operation_id = "listSandboxRequests", tag = "sandbox-queue",
     responses((status = 200, description = "Waiting requests by position, then settled ones", body = Data<Vec<SandboxRequest>>)))]
 async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec<SandboxRequest>>> {
     let line = store::line(&state.db, p.account_id).await?;
@@ -138,7 +138,7 @@ async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec
 }
 
 /// One request; `conversation_id` is set once it started, and on `prompt_delivery_unknown`.
-#[utoipa::path(get, path = "/api/sandbox-queue/{id}", operation_id = "get_sandbox_request", tag = "sandbox-queue", params(("id" = Uuid, Path)),
+#[utoipa::path(get, path = "/api/sandbox-queue/{id}", operation_id = "getSandboxRequest", tag = "sandbox-queue", params(("id" = Uuid, Path)),
     responses((status = 200, description = "The request", body = Data<SandboxRequest>)))]
 async fn get_one(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<Data<SandboxRequest>> {
     let row = find(&state, p.account_id, id).await?;
@@ -155,7 +155,7 @@ fn not_queued(status: &str) -> ApiError {
 
 /// Cancels a request still `queued`; it never starts. One being started this very moment is
 /// waited for briefly and then answered by its outcome.
-#[utoipa::path(delete, path = "/api/sandbox-queue/{id}", tag = "sandbox-queue", params(("id" = Uuid, Path)),
+#[utoipa::path(delete, path = "/api/sandbox-queue/{id}", operation_id = "cancelSandboxRequest", tag = "sandbox-queue", params(("id" = Uuid, Path)),
     responses((status = 200, description = "The request, now `cancelled`", body = Data<SandboxRequest>),
         (status = 409, description = "`sandbox_request_not_queued` (with its `status`), or `sandbox_request_starting` \
             when a start holding it has not ended within a few seconds", body = crate::error::ErrorBody)))]
@@ -193,7 +193,7 @@ async fn cancel(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid
 /// instead (200, labels merged, the prompt not delivered). A fresh start at
 /// a concurrency ceiling with `queue: true` waits in the sandbox queue (202).
 /// With `sandbox_id` it opens idle on that existing sandbox (attach).
-#[utoipa::path(post, path = "/api/conversations", operation_id = "create_conversation", tag = "conversations", request_body = ConversationCreateRequest,
+#[utoipa::path(post, path = "/api/conversations", operation_id = "createConversation", tag = "conversations", request_body = ConversationCreateRequest,
     responses((status = 201, description = "A new conversation", body = Data<Conversation>),
         (status = 200, description = "The channel's conversation, resumed", body = Data<Conversation>),
         (status = 202, description = "At a ceiling with `queue: true`: waiting in the sandbox queue, with a one-based `position`", body = Data<SandboxRequest>),

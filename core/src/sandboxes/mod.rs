@@ -52,7 +52,7 @@ pub async fn owned(state: &AppState, p: &Principal, id: Uuid) -> ApiResult<Sandb
 }
 
 /// The account's sandboxes, newest first (a sandbox key sees its own only).
-#[utoipa::path(get, path = "/api/sandboxes", operation_id = "list_sandboxes", tag = "sandboxes",
+#[utoipa::path(get, path = "/api/sandboxes", operation_id = "listSandboxes", tag = "sandboxes",
     responses((status = 200, description = "Sandboxes, newest first", body = Data<Vec<Sandbox>>)))]
 async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec<Sandbox>>> {
     let rows = store::list(&state.db, p.account_id, p.sandbox_id).await?;
@@ -60,7 +60,7 @@ async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec
 }
 
 /// One sandbox with every conversation opened on it, newest first.
-#[utoipa::path(get, path = "/api/sandboxes/{id}", tag = "sandboxes", params(("id" = Uuid, Path)),
+#[utoipa::path(get, path = "/api/sandboxes/{id}", operation_id = "getSandbox", tag = "sandboxes", params(("id" = Uuid, Path)),
     responses((status = 200, description = "The sandbox", body = Data<SandboxDetail>),
         (status = 404, description = "`sandbox_not_found`", body = crate::error::ErrorBody)))]
 async fn detail(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<Data<SandboxDetail>> {
@@ -76,7 +76,7 @@ async fn detail(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid
 
 /// Resets a sandbox: the machine and its disk are thrown away and the next
 /// launch builds a new one. Refused while a turn runs (409 `sandbox_not_resettable`).
-#[utoipa::path(delete, path = "/api/sandboxes/{id}", tag = "sandboxes", params(("id" = Uuid, Path)),
+#[utoipa::path(delete, path = "/api/sandboxes/{id}", operation_id = "resetSandbox", tag = "sandboxes", params(("id" = Uuid, Path)),
     responses((status = 200, description = "The sandbox, now terminated", body = Data<Sandbox>),
         (status = 409, description = "`sandbox_not_resettable` with `reason`", body = crate::error::ErrorBody)))]
 async fn reset(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<Data<Sandbox>> {
@@ -91,7 +91,7 @@ async fn reset(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>
 }
 
 /// The sandbox's status and what the provider reports of the machine now.
-#[utoipa::path(get, path = "/api/sandboxes/{id}/status", tag = "sandboxes", params(("id" = Uuid, Path)),
+#[utoipa::path(get, path = "/api/sandboxes/{id}/status", operation_id = "getSandboxStatus", tag = "sandboxes", params(("id" = Uuid, Path)),
     responses((status = 200, description = "Status", body = SandboxStatusResponse)))]
 async fn status(
     State(state): State<AppState>,
@@ -127,7 +127,7 @@ pub struct FileQuery {
 }
 
 /// Reads a file (redacted). A parked sandbox answers from its snapshot with `snapshot_at`.
-#[utoipa::path(get, path = "/api/sandboxes/{id}/files", tag = "sandboxes", params(("id" = Uuid, Path), FileQuery),
+#[utoipa::path(get, path = "/api/sandboxes/{id}/files", operation_id = "getSandboxFile", tag = "sandboxes", params(("id" = Uuid, Path), FileQuery),
     responses((status = 200, description = "The file", body = Data<SandboxFile>)))]
 async fn files(
     State(state): State<AppState>,
@@ -155,7 +155,7 @@ pub struct DiffParams {
 }
 
 /// The git diff of tracked content under a path (unified, no colour, redacted).
-#[utoipa::path(get, path = "/api/sandboxes/{id}/diff", tag = "sandboxes", params(("id" = Uuid, Path), DiffParams),
+#[utoipa::path(get, path = "/api/sandboxes/{id}/diff", operation_id = "getSandboxDiff", tag = "sandboxes", params(("id" = Uuid, Path), DiffParams),
     responses((status = 200, description = "The diff", body = Data<SandboxDiff>)))]
 async fn diff(
     State(state): State<AppState>,
@@ -183,7 +183,7 @@ pub struct SandboxChangesResponse {
 }
 
 /// git status of the repository holding `path`: one entry per changed path.
-#[utoipa::path(get, path = "/api/sandboxes/{id}/changes", tag = "sandboxes", params(("id" = Uuid, Path), ChangesQuery),
+#[utoipa::path(get, path = "/api/sandboxes/{id}/changes", operation_id = "listSandboxChanges", tag = "sandboxes", params(("id" = Uuid, Path), ChangesQuery),
     responses((status = 200, description = "Changed paths", body = SandboxChangesResponse)))]
 async fn changes(
     State(state): State<AppState>,
@@ -206,7 +206,7 @@ pub struct EgressQuery {
 }
 
 /// Outbound requests of the sandbox through the egress proxy, newest first.
-#[utoipa::path(get, path = "/api/sandboxes/{id}/egress", tag = "sandboxes", params(("id" = Uuid, Path), EgressQuery),
+#[utoipa::path(get, path = "/api/sandboxes/{id}/egress", operation_id = "listSandboxEgress", tag = "sandboxes", params(("id" = Uuid, Path), EgressQuery),
     responses((status = 200, description = "Egress records", body = Data<Vec<EgressEvent>>)))]
 async fn egress(
     State(state): State<AppState>,

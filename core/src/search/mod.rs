@@ -43,7 +43,7 @@ pub fn like_pattern(q: &str) -> String {
 }
 
 /// Searches the caller's agents, environments and vaults by name and description.
-#[utoipa::path(get, path = "/api/search", tag = "search", params(SearchQuery),
+#[utoipa::path(get, path = "/api/search", operation_id = "search", tag = "search", params(SearchQuery),
     responses((status = 200, description = "Agents, then environments, then vaults; each by name", body = Data<Vec<SearchHit>>)))]
 async fn search(
     State(state): State<AppState>,

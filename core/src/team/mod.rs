@@ -221,7 +221,7 @@ async fn teammate(state: &AppState, account_id: Uuid, m: &MemberRow) -> ApiResul
 }
 
 /// The account's teammates, in the order they joined.
-#[utoipa::path(get, path = "/api/team", tag = "team",
+#[utoipa::path(get, path = "/api/team", operation_id = "listTeammates", tag = "team",
     responses((status = 200, description = "The roster", body = Data<Vec<Teammate>>)))]
 async fn roster(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec<Teammate>>> {
     let mut out = Vec::new();
@@ -249,7 +249,7 @@ async fn retire(state: &AppState, conv: &ConversationRow) -> ApiResult<()> {
 /// teammate's conversations and retires their machines; it is refused while
 /// a turn runs on one (409 `conversation_busy`) and when the agent already
 /// has a persistent machine for the new bindings (409 `teammate_machine_exists`).
-#[utoipa::path(put, path = "/api/team/{agent_id}", tag = "team", params(("agent_id" = Uuid, Path)),
+#[utoipa::path(put, path = "/api/team/{agent_id}", operation_id = "putTeammate", tag = "team", params(("agent_id" = Uuid, Path)),
     request_body = TeammateRequest,
     responses((status = 201, description = "Added", body = Data<Teammate>),
         (status = 200, description = "Updated", body = Data<Teammate>),
@@ -333,7 +333,7 @@ async fn put_teammate(
 }
 
 /// Removes the agent from the team with its schedules; its conversations stay.
-#[utoipa::path(delete, path = "/api/team/{agent_id}", tag = "team", params(("agent_id" = Uuid, Path)),
+#[utoipa::path(delete, path = "/api/team/{agent_id}", operation_id = "removeTeammate", tag = "team", params(("agent_id" = Uuid, Path)),
     responses((status = 204, description = "Removed")))]
 async fn remove_teammate(
     State(state): State<AppState>,
@@ -355,7 +355,7 @@ async fn remove_teammate(
 /// or a new one opened with its agent, environment and vault (waiting in
 /// the sandbox queue at a ceiling). `labels` are merged into that
 /// conversation before the turn is queued.
-#[utoipa::path(post, path = "/api/team/{agent_id}/messages", tag = "team", params(("agent_id" = Uuid, Path)),
+#[utoipa::path(post, path = "/api/team/{agent_id}/messages", operation_id = "sendTeammateMessage", tag = "team", params(("agent_id" = Uuid, Path)),
     request_body = TeamMessageRequest,
     responses((status = 202, description = "Accepted or queued", body = Data<TeamMessageResponse>),
         (status = 403, description = "`machine_may_not_label_another_conversation`", body = crate::error::ErrorBody),
@@ -398,7 +398,7 @@ async fn send_message(
 }
 
 /// The teammate's team conversations, newest first, filtered by labels.
-#[utoipa::path(get, path = "/api/team/{agent_id}/conversations", tag = "team",
+#[utoipa::path(get, path = "/api/team/{agent_id}/conversations", operation_id = "listTeammateConversations", tag = "team",
     params(("agent_id" = Uuid, Path), ("label" = Option<Vec<String>>, Query,
         description = "`key:value`, repeatable (also as `label[]`), AND-ed; split at the first colon")),
     responses((status = 200, description = "Conversations, newest first", body = Data<Vec<Conversation>>),

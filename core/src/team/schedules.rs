@@ -48,7 +48,7 @@ async fn find(state: &AppState, p: &Principal, agent_id: Uuid, id: Uuid) -> ApiR
 }
 
 /// The teammate's schedules, oldest first.
-#[utoipa::path(get, path = "/api/team/{agent_id}/schedules", operation_id = "list_schedules", tag = "team", params(("agent_id" = Uuid, Path)),
+#[utoipa::path(get, path = "/api/team/{agent_id}/schedules", operation_id = "listSchedules", tag = "team", params(("agent_id" = Uuid, Path)),
     responses((status = 200, description = "Schedules, oldest first", body = Data<Vec<TeamSchedule>>)))]
 async fn list(
     State(state): State<AppState>,
@@ -62,7 +62,7 @@ async fn list(
 
 /// Creates a schedule: `cron` is five fields in UTC or a name such as
 /// `@daily` (`@reboot` is refused); `next_run_at` is null while disabled.
-#[utoipa::path(post, path = "/api/team/{agent_id}/schedules", operation_id = "create_schedule", tag = "team", params(("agent_id" = Uuid, Path)),
+#[utoipa::path(post, path = "/api/team/{agent_id}/schedules", operation_id = "createSchedule", tag = "team", params(("agent_id" = Uuid, Path)),
     request_body = TeamScheduleCreateRequest,
     responses((status = 201, description = "Created", body = Data<TeamSchedule>),
         (status = 422, description = "`validation_failed` naming `cron`, `prompt` or `name`", body = crate::error::ErrorBody)))]
@@ -84,7 +84,7 @@ async fn create(
 
 /// Changes a schedule (an omitted field is unchanged); `next_run_at` is
 /// worked out again from now.
-#[utoipa::path(patch, path = "/api/team/{agent_id}/schedules/{id}", operation_id = "update_schedule", tag = "team",
+#[utoipa::path(patch, path = "/api/team/{agent_id}/schedules/{id}", operation_id = "updateSchedule", tag = "team",
     params(("agent_id" = Uuid, Path), ("id" = Uuid, Path)), request_body = TeamScheduleUpdateRequest,
     responses((status = 200, description = "The schedule", body = Data<TeamSchedule>),
         (status = 422, description = "`validation_failed` naming `cron`, `prompt` or `name`", body = crate::error::ErrorBody)))]
@@ -105,7 +105,7 @@ async fn update(
 }
 
 /// Deletes a schedule; a run already started goes on.
-#[utoipa::path(delete, path = "/api/team/{agent_id}/schedules/{id}", operation_id = "delete_schedule", tag = "team",
+#[utoipa::path(delete, path = "/api/team/{agent_id}/schedules/{id}", operation_id = "deleteSchedule", tag = "team",
     params(("agent_id" = Uuid, Path), ("id" = Uuid, Path)), responses((status = 204, description = "Deleted")))]
 async fn delete(
     State(state): State<AppState>,

@@ -20,7 +20,7 @@ use crate::error::ApiResult;
 use crate::events::Event;
 use crate::events::signal::SignalKind;
 use crate::events::stream::{
-    Filter, Shape, StreamLogEvent, StreamQuery, follow, frame_of, last_event_id, sse, with_signals,
+    EventStream, Filter, Shape, StreamLogEvent, StreamQuery, follow, frame_of, last_event_id, sse, with_signals,
 };
 use crate::http::Query;
 use crate::state::AppState;
@@ -70,10 +70,10 @@ async fn team_frame(state: &AppState, seen: &Seen, e: &Event, blocks: bool) -> O
 /// lost or repeated. Between them, frames named `team` (the roster changed)
 /// and `schedule` (a schedule was created, updated, deleted or fired) with
 /// data `{"reason": "changed"}` and no id.
-#[utoipa::path(get, path = "/api/team/stream", tag = "team",
+#[utoipa::path(get, path = "/api/team/stream", operation_id = "streamTeamEvents", tag = "team",
     params(StreamQuery, ("Last-Event-ID" = Option<i64>, Header, description = "Resume after this event id")),
     responses((status = 200, description = "text/event-stream of StreamLogEvent frames and `team` and `schedule` \
-        StreamSignal frames", body = StreamLogEvent, content_type = "text/event-stream")))]
+        StreamSignal frames", body = EventStream, content_type = "text/event-stream")))]
 pub(super) async fn team_stream(
     State(state): State<AppState>,
     p: Principal,

@@ -145,7 +145,7 @@ async fn insert<'e, E: sqlx::Executor<'e, Database = Any>>(ex: E, account_id: Uu
 }
 
 /// The account's vaults, newest first.
-#[utoipa::path(get, path = "/api/vaults", operation_id = "list_vaults", tag = "vaults",
+#[utoipa::path(get, path = "/api/vaults", operation_id = "listVaults", tag = "vaults",
     responses((status = 200, description = "The account's vaults, newest first", body = Data<Vec<Vault>>)))]
 async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec<Vault>>> {
     let sql = sqlx::AssertSqlSafe(format!(
@@ -156,7 +156,7 @@ async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec
 }
 
 /// Creates a vault; `name` is required.
-#[utoipa::path(post, path = "/api/vaults", tag = "vaults", request_body = VaultUpdate,
+#[utoipa::path(post, path = "/api/vaults", operation_id = "createVault", tag = "vaults", request_body = VaultUpdate,
     responses((status = 201, description = "Created", body = Data<Vault>)))]
 async fn create_vault(
     State(state): State<AppState>,
@@ -183,14 +183,14 @@ async fn create_vault(
 }
 
 /// One vault.
-#[utoipa::path(get, path = "/api/vaults/{id}", operation_id = "get_vault", tag = "vaults", params(("id" = Uuid, Path)),
+#[utoipa::path(get, path = "/api/vaults/{id}", operation_id = "getVault", tag = "vaults", params(("id" = Uuid, Path)),
     responses((status = 200, description = "The vault", body = Data<Vault>)))]
 async fn get_one(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<Data<Vault>> {
     Ok(ok(find(&state.db.pool, p.account_id, id).await?))
 }
 
 /// Updates a vault; omitted fields are unchanged, a null `description` clears it.
-#[utoipa::path(patch, path = "/api/vaults/{id}", tag = "vaults", params(("id" = Uuid, Path)),
+#[utoipa::path(patch, path = "/api/vaults/{id}", operation_id = "updateVault", tag = "vaults", params(("id" = Uuid, Path)),
     request_body = VaultUpdate, responses((status = 200, description = "The updated vault", body = Data<Vault>)))]
 async fn update_vault(
     State(state): State<AppState>,
@@ -228,7 +228,7 @@ async fn update_vault(
 }
 
 /// Deletes a vault and its secrets.
-#[utoipa::path(delete, path = "/api/vaults/{id}", tag = "vaults", params(("id" = Uuid, Path)),
+#[utoipa::path(delete, path = "/api/vaults/{id}", operation_id = "deleteVault", tag = "vaults", params(("id" = Uuid, Path)),
     responses((status = 204, description = "Deleted"),
         (status = 404, description = "No such vault", body = crate::error::ErrorBody)))]
 async fn delete_vault(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<StatusCode> {
@@ -249,7 +249,7 @@ async fn delete_vault(State(state): State<AppState>, p: Principal, Path(id): Pat
 
 /// Copies a vault into a new one, secret values included (expired ones keep
 /// their expiry). The values are re-sealed on the server and never returned.
-#[utoipa::path(post, path = "/api/vaults/{id}/copy", tag = "vaults", params(("id" = Uuid, Path)),
+#[utoipa::path(post, path = "/api/vaults/{id}/copy", operation_id = "copyVault", tag = "vaults", params(("id" = Uuid, Path)),
     request_body = VaultCopyRequest, responses((status = 201, description = "The new vault", body = Data<Vault>)))]
 async fn copy_vault(
     State(state): State<AppState>,

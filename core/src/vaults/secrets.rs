@@ -154,7 +154,7 @@ async fn insert<'e, E: sqlx::Executor<'e, Database = Any>>(
 }
 
 /// The vault's secrets by key, without values; expired ones are listed with `expires_at`.
-#[utoipa::path(get, path = "/api/vaults/{id}/secrets", operation_id = "list_vault_secrets", tag = "vaults", params(("id" = Uuid, Path)),
+#[utoipa::path(get, path = "/api/vaults/{id}/secrets", operation_id = "listVaultSecrets", tag = "vaults", params(("id" = Uuid, Path)),
     responses((status = 200, description = "Secrets by key; values are never returned", body = Data<Vec<VaultSecret>>)))]
 pub(super) async fn list_secrets(
     State(state): State<AppState>,
@@ -175,7 +175,7 @@ pub(super) async fn list_secrets(
 
 /// Creates or replaces a secret (201 created, 200 replaced). A replacement
 /// without `expires_at` no longer expires.
-#[utoipa::path(put, path = "/api/vaults/{id}/secrets/{key}", operation_id = "put_vault_secret", tag = "vaults",
+#[utoipa::path(put, path = "/api/vaults/{id}/secrets/{key}", operation_id = "putVaultSecret", tag = "vaults",
     params(("id" = Uuid, Path), ("key" = String, Path, description = "`[A-Za-z_][A-Za-z0-9_]*`, max 256")),
     request_body = VaultSecretValue,
     responses((status = 201, description = "Created", body = Data<VaultSecret>),
@@ -235,7 +235,7 @@ pub(super) async fn put_secret(
 }
 
 /// Deletes a secret.
-#[utoipa::path(delete, path = "/api/vaults/{id}/secrets/{key}", operation_id = "delete_vault_secret", tag = "vaults",
+#[utoipa::path(delete, path = "/api/vaults/{id}/secrets/{key}", operation_id = "deleteVaultSecret", tag = "vaults",
     params(("id" = Uuid, Path), ("key" = String, Path)),
     responses((status = 204, description = "Deleted"),
         (status = 404, description = "No such vault or secret", body = crate::error::ErrorBody)))]

@@ -93,6 +93,10 @@ impl Extension for Example {
         })
     }
 
+    fn tags(&self) -> &'static [(&'static str, &'static str)] {
+        &[("example", "The example extension: notes, whoami and hello")]
+    }
+
     fn routes(&self) -> Vec<RouteGroup> {
         vec![
             RouteGroup::account(OpenApiRouter::new().routes(routes!(list_example_notes, create_example_note))),
@@ -205,7 +209,7 @@ pub struct ExampleWhoami {
 }
 
 /// The caller's notes, newest first.
-#[utoipa::path(get, path = "/api/example/notes", tag = "example",
+#[utoipa::path(get, path = "/api/example/notes", operation_id = "listExampleNotes", tag = "example",
     responses((status = 200, body = Data<Vec<ExampleNote>>)))]
 async fn list_example_notes(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec<ExampleNote>>> {
     let rows =
@@ -221,7 +225,7 @@ async fn list_example_notes(State(state): State<AppState>, p: Principal) -> ApiR
 }
 
 /// Keeps a note (1 to 200 characters).
-#[utoipa::path(post, path = "/api/example/notes", tag = "example", request_body = ExampleNoteCreate,
+#[utoipa::path(post, path = "/api/example/notes", operation_id = "createExampleNote", tag = "example", request_body = ExampleNoteCreate,
     responses((status = 201, body = Data<ExampleNote>)))]
 async fn create_example_note(
     State(state): State<AppState>,
@@ -244,14 +248,14 @@ async fn create_example_note(
 }
 
 /// Who is calling: account keys and sandbox keys may.
-#[utoipa::path(get, path = "/api/example/whoami", tag = "example",
+#[utoipa::path(get, path = "/api/example/whoami", operation_id = "getExampleWhoami", tag = "example",
     responses((status = 200, body = Data<ExampleWhoami>)))]
 async fn example_whoami(p: Principal) -> Data<ExampleWhoami> {
     ok(ExampleWhoami { account_id: p.account_id, sandbox_id: p.sandbox_id })
 }
 
 /// The greeting; public, and served with the flag off too.
-#[utoipa::path(get, path = "/api/example/hello", tag = "example",
+#[utoipa::path(get, path = "/api/example/hello", operation_id = "getExampleHello", tag = "example",
     responses((status = 200, body = Data<ExampleHello>)))]
 async fn example_hello(State(state): State<AppState>) -> Data<ExampleHello> {
     ok(ExampleHello { greeting: greeting(&state) })

@@ -63,6 +63,10 @@ impl Extension for Support {
         serde_json::to_value(SupportConfig::default()).ok()
     }
 
+    fn tags(&self) -> &'static [(&'static str, &'static str)] {
+        &[("support", "Problem reports, forwarded to the operator's tracker")]
+    }
+
     fn routes(&self) -> Vec<RouteGroup> {
         vec![RouteGroup::account(reports::router())]
     }

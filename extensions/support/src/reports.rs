@@ -160,7 +160,7 @@ pub fn validate(req: &SupportReportRequest) -> ApiResult<Option<Vec<u8>>> {
 }
 
 /// Files a problem report; it is forwarded to the operator's tracker when one is configured.
-#[utoipa::path(post, path = "/api/support/reports", operation_id = "create_support_report", tag = "support", request_body = SupportReportRequest,
+#[utoipa::path(post, path = "/api/support/reports", operation_id = "createSupportReport", tag = "support", request_body = SupportReportRequest,
     responses((status = 201, description = "Filed", body = Data<SupportReport>)))]
 async fn create(
     State(state): State<AppState>,
@@ -207,7 +207,7 @@ async fn find(state: &AppState, account_id: Uuid, id: Uuid) -> ApiResult<Support
 }
 
 /// The account's reports, newest first.
-#[utoipa::path(get, path = "/api/support/reports", operation_id = "list_support_reports", tag = "support",
+#[utoipa::path(get, path = "/api/support/reports", operation_id = "listSupportReports", tag = "support",
     responses((status = 200, description = "Reports, newest first", body = Data<Vec<SupportReport>>)))]
 async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec<SupportReport>>> {
     let sql = sqlx::AssertSqlSafe(format!(
@@ -218,7 +218,7 @@ async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec
 }
 
 /// One report.
-#[utoipa::path(get, path = "/api/support/reports/{id}", operation_id = "get_support_report", tag = "support", params(("id" = Uuid, Path)),
+#[utoipa::path(get, path = "/api/support/reports/{id}", operation_id = "getSupportReport", tag = "support", params(("id" = Uuid, Path)),
     responses((status = 200, body = Data<SupportReport>)))]
 async fn get_one(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<Data<SupportReport>> {
     Ok(ok(find(&state, p.account_id, id).await?))

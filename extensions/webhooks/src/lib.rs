@@ -78,6 +78,10 @@ impl Extension for Webhooks {
         &[("WEBHOOK_ALLOW_HTTP", "allow_http")]
     }
 
+    fn tags(&self) -> &'static [(&'static str, &'static str)] {
+        &[("webhooks", "Signed webhook endpoints, their deliveries and attempts")]
+    }
+
     fn routes(&self) -> Vec<RouteGroup> {
         vec![RouteGroup::account(router())]
     }
@@ -163,14 +167,14 @@ async fn seal(state: &AppState, account_id: Uuid, id: Uuid, secret: &str) -> Api
 }
 
 /// The account's webhook endpoints, newest first.
-#[utoipa::path(get, path = "/api/webhooks", operation_id = "list_webhook_endpoints", tag = "webhooks",
+#[utoipa::path(get, path = "/api/webhooks", operation_id = "listWebhookEndpoints", tag = "webhooks",
     responses((status = 200, body = Data<Vec<WebhookEndpoint>>)))]
 async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec<WebhookEndpoint>>> {
     Ok(ok(store::endpoints(&state, p.account_id, None).await?))
 }
 
 /// Creates an endpoint; the signing secret is in this answer only. Full-scope key.
-#[utoipa::path(post, path = "/api/webhooks", operation_id = "create_webhook_endpoint", tag = "webhooks", request_body = WebhookEndpointCreateRequest,
+#[utoipa::path(post, path = "/api/webhooks", operation_id = "createWebhookEndpoint", tag = "webhooks", request_body = WebhookEndpointCreateRequest,
     responses((status = 201, body = Data<WebhookEndpointWithSecret>),
         (status = 422, description = "`validation_failed` naming `url`, `event_types` or `description`",
             body = acs_platform::error::ErrorBody)))]
@@ -208,7 +212,8 @@ async fn create(
     Ok(created(WebhookEndpointWithSecret { endpoint, secret }))
 }
 
-#[utoipa::path(get, path = "/api/webhooks/{id}", operation_id = "get_webhook_endpoint", tag = "webhooks", params(("id" = Uuid, Path)),
+/// One endpoint (without its secret).
+#[utoipa::path(get, path = "/api/webhooks/{id}", operation_id = "getWebhookEndpoint", tag = "webhooks", params(("id" = Uuid, Path)),
     responses((status = 200, body = Data<WebhookEndpoint>)))]
 async fn get_one(
     State(state): State<AppState>,
@@ -220,7 +225,7 @@ async fn get_one(
 
 /// Changes the URL, filters or description; `status: disabled` switches delivery off,
 /// `status: active` resumes it. Full-scope key.
-#[utoipa::path(patch, path = "/api/webhooks/{id}", operation_id = "update_webhook_endpoint", tag = "webhooks", params(("id" = Uuid, Path)),
+#[utoipa::path(patch, path = "/api/webhooks/{id}", operation_id = "updateWebhookEndpoint", tag = "webhooks", params(("id" = Uuid, Path)),
     request_body = WebhookEndpointUpdateRequest, responses((status = 200, body = Data<WebhookEndpoint>)))]
 async fn update(
     State(state): State<AppState>,
@@ -263,7 +268,7 @@ async fn update(
 }
 
 /// Deletes an endpoint with its deliveries. Full-scope key.
-#[utoipa::path(delete, path = "/api/webhooks/{id}", operation_id = "delete_webhook_endpoint", tag = "webhooks", params(("id" = Uuid, Path)),
+#[utoipa::path(delete, path = "/api/webhooks/{id}", operation_id = "deleteWebhookEndpoint", tag = "webhooks", params(("id" = Uuid, Path)),
     responses((status = 204, description = "Deleted")))]
 async fn delete(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<StatusCode> {
     p.require_full()?;
@@ -276,7 +281,7 @@ async fn delete(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid
 }
 
 /// Replaces the signing secret; the old one stops at once. The new secret is in this answer only.
-#[utoipa::path(post, path = "/api/webhooks/{id}/rotate-secret", tag = "webhooks", params(("id" = Uuid, Path)),
+#[utoipa::path(post, path = "/api/webhooks/{id}/rotate-secret", operation_id = "rotateWebhookSecret", tag = "webhooks", params(("id" = Uuid, Path)),
     responses((status = 200, body = Data<WebhookEndpointWithSecret>)))]
 async fn rotate_secret(
     State(state): State<AppState>,
@@ -296,7 +301,7 @@ async fn rotate_secret(
 }
 
 /// Switches a disabled endpoint back on and clears its failure count; queued deliveries go out.
-#[utoipa::path(post, path = "/api/webhooks/{id}/resume", tag = "webhooks", params(("id" = Uuid, Path)),
+#[utoipa::path(post, path = "/api/webhooks/{id}/resume", operation_id = "resumeWebhookEndpoint", tag = "webhooks", params(("id" = Uuid, Path)),
     responses((status = 200, body = Data<WebhookEndpoint>)))]
 async fn resume(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<Data<WebhookEndpoint>> {
     p.require_full()?;
@@ -310,7 +315,7 @@ async fn resume(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid
 }
 
 /// Sends a `webhook.test` event now (also to a disabled endpoint); one attempt, no retries.
-#[utoipa::path(post, path = "/api/webhooks/{id}/test", tag = "webhooks", params(("id" = Uuid, Path)),
+#[utoipa::path(post, path = "/api/webhooks/{id}/test", operation_id = "sendWebhookTest", tag = "webhooks", params(("id" = Uuid, Path)),
     responses((status = 202, body = Data<WebhookDelivery>)))]
 async fn send_test(
     State(state): State<AppState>,
@@ -325,7 +330,7 @@ async fn send_test(
 }
 
 /// The endpoint's deliveries, newest first, each with its attempts.
-#[utoipa::path(get, path = "/api/webhooks/{id}/deliveries", tag = "webhooks",
+#[utoipa::path(get, path = "/api/webhooks/{id}/deliveries", operation_id = "listWebhookDeliveries", tag = "webhooks",
     params(("id" = Uuid, Path), DeliveryQuery), responses((status = 200, body = WebhookDeliveryList)))]
 async fn deliveries(
     State(state): State<AppState>,
@@ -342,7 +347,8 @@ async fn deliveries(
     Ok(axum::Json(WebhookDeliveryList { data, meta: DeliveryPageMeta { limit, has_more, next_cursor } }))
 }
 
-#[utoipa::path(get, path = "/api/webhooks/{id}/deliveries/{delivery_id}", tag = "webhooks",
+/// One delivery with its attempts.
+#[utoipa::path(get, path = "/api/webhooks/{id}/deliveries/{delivery_id}", operation_id = "getWebhookDelivery", tag = "webhooks",
     params(("id" = Uuid, Path), ("delivery_id" = Uuid, Path)), responses((status = 200, body = Data<WebhookDelivery>)))]
 async fn delivery(
     State(state): State<AppState>,
@@ -354,7 +360,7 @@ async fn delivery(
 }
 
 /// Sends a delivery once more now, to the endpoint's current URL with its current secret.
-#[utoipa::path(post, path = "/api/webhooks/{id}/deliveries/{delivery_id}/redeliver", tag = "webhooks",
+#[utoipa::path(post, path = "/api/webhooks/{id}/deliveries/{delivery_id}/redeliver", operation_id = "redeliverWebhookDelivery", tag = "webhooks",
     params(("id" = Uuid, Path), ("delivery_id" = Uuid, Path)),
     responses((status = 202, body = Data<WebhookDelivery>),
         (status = 409, description = "`delivery_pending`: attempts are still due", body = acs_platform::error::ErrorBody)))]

@@ -176,7 +176,7 @@ async fn send_verification(state: &AppState, account_id: Uuid, email: &str) -> R
 }
 
 /// Registers an account; a verification token is emailed.
-#[utoipa::path(post, path = "/api/auth/register", tag = "auth", request_body = RegisterRequest,
+#[utoipa::path(post, path = "/api/auth/register", operation_id = "register", tag = "auth", request_body = RegisterRequest,
     responses((status = 201, description = "Registered", body = Data<Registered>)))]
 async fn register(
     State(state): State<AppState>,
@@ -218,7 +218,7 @@ async fn register(
 }
 
 /// Signs in with email and password; creates and returns a full-scope key.
-#[utoipa::path(post, path = "/api/auth/login", tag = "auth", request_body = LoginRequest,
+#[utoipa::path(post, path = "/api/auth/login", operation_id = "login", tag = "auth", request_body = LoginRequest,
     responses((status = 201, description = "A new API key, shown once", body = Data<CreatedKey>),
         (status = 401, description = "Wrong email or password", body = crate::error::ErrorBody)))]
 async fn login(
@@ -250,7 +250,7 @@ async fn login(
 }
 
 /// Verifies an email address with the emailed token (also completes an email change).
-#[utoipa::path(post, path = "/api/auth/verify-email", tag = "auth", request_body = VerifyEmailRequest,
+#[utoipa::path(post, path = "/api/auth/verify-email", operation_id = "verifyEmail", tag = "auth", request_body = VerifyEmailRequest,
     responses((status = 200, description = "Verified", body = VerifyEmailResponse),
         (status = 422, description = "`invalid_token` or `expired`", body = crate::error::ErrorBody)))]
 async fn verify_email(
@@ -315,7 +315,7 @@ async fn verify_email(
 }
 
 /// Emails a new verification token for the current (or pending) address.
-#[utoipa::path(post, path = "/api/auth/verify-email/resend", tag = "auth",
+#[utoipa::path(post, path = "/api/auth/verify-email/resend", operation_id = "resendVerification", tag = "auth",
     responses((status = 202, description = "Sent", body = Data<Message>)))]
 async fn resend_verification(State(state): State<AppState>, p: Principal) -> ApiResult<(StatusCode, Data<Message>)> {
     let a = account(&state, p.account_id).await?;
@@ -329,7 +329,7 @@ async fn resend_verification(State(state): State<AppState>, p: Principal) -> Api
 }
 
 /// The caller's account identity.
-#[utoipa::path(get, path = "/api/auth/me", tag = "auth", responses((status = 200, description = "Identity", body = Data<Me>)))]
+#[utoipa::path(get, path = "/api/auth/me", operation_id = "getMe", tag = "auth", responses((status = 200, description = "Identity", body = Data<Me>)))]
 async fn me(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Me>> {
     let a = match state.account_cache.get(&p.account_id) {
         Some(identity) => identity,
@@ -367,7 +367,7 @@ async fn check_current_password(a: &AccountRow, given: String) -> ApiResult<()> 
 }
 
 /// Changes the password (full-scope key; the current password is required).
-#[utoipa::path(post, path = "/api/account/password", tag = "account", request_body = PasswordChangeRequest,
+#[utoipa::path(post, path = "/api/account/password", operation_id = "changePassword", tag = "account", request_body = PasswordChangeRequest,
     responses((status = 204, description = "Changed")))]
 async fn change_password(
     State(state): State<AppState>,
@@ -395,7 +395,7 @@ async fn change_password(
 
 /// Starts an email change: the new address receives a token; the change
 /// applies when it is verified.
-#[utoipa::path(post, path = "/api/account/email", tag = "account", request_body = EmailChangeRequest,
+#[utoipa::path(post, path = "/api/account/email", operation_id = "changeEmail", tag = "account", request_body = EmailChangeRequest,
     responses((status = 202, description = "Verification sent to the new address", body = Data<EmailChangePending>)))]
 async fn change_email(
     State(state): State<AppState>,

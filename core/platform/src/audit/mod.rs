@@ -104,7 +104,7 @@ pub struct AuditQuery {
 pub const MAX_PAGE: i64 = 500;
 
 /// Lists the account's audit records, newest first.
-#[utoipa::path(get, path = "/api/audit", operation_id = "list_audit_events", tag = "audit", params(AuditQuery),
+#[utoipa::path(get, path = "/api/audit", operation_id = "listAuditEvents", tag = "audit", params(AuditQuery),
     responses((status = 200, description = "Audit records, newest first", body = Paged<AuditEvent>)))]
 async fn list(
     State(state): State<AppState>,

@@ -139,7 +139,7 @@ pub struct CreditsQuery {
 const MAX_PAGE: i64 = 500;
 
 /// The account's balance, the rates, and its recent ledger, newest first.
-#[utoipa::path(get, path = "/api/account/credits", tag = "account", params(CreditsQuery),
+#[utoipa::path(get, path = "/api/account/credits", operation_id = "getCredits", tag = "account", params(CreditsQuery),
     responses((status = 200, description = "Balance, rates and a page of the ledger", body = CreditsResponse)))]
 async fn get_credits(
     State(state): State<AppState>,

@@ -3,9 +3,12 @@
 
 use std::fmt::Write;
 
+use utoipa::openapi::info::LicenseBuilder;
 use utoipa::openapi::path::Operation;
 use utoipa::openapi::response::ResponseBuilder;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
+use utoipa::openapi::server::ServerBuilder;
+use utoipa::openapi::tag::TagBuilder;
 use utoipa::openapi::{Content, InfoBuilder, OpenApi, Ref, RefOr};
 use utoipa::{PartialSchema, ToSchema};
 
@@ -67,25 +70,59 @@ pub fn mark_authenticated(api: &mut OpenApi) {
     }
 }
 
-/// Final touches: info, the bearer scheme, and error responses that follow
-/// from an operation's shape (422 for bodies and queries, 404 for paths with ids).
-pub fn finish(mut api: OpenApi) -> OpenApi {
+/// What the assembled document says about itself beyond its operations.
+pub struct About<'a> {
+    /// Every tag an operation may carry, in reading order, with its description.
+    pub tags: Vec<(&'static str, &'static str)>,
+    /// The instance's public address (`public_url`); `/` (this server) without one.
+    pub public_url: Option<&'a str>,
+}
+
+/// Final touches: info, servers, tags, the bearer scheme, `{data}` envelopes
+/// that name their payload, and error responses that follow from an
+/// operation's shape (422 and 413/415 for bodies, 422 for queries, 404 for
+/// paths with ids, 406 everywhere).
+pub fn finish(mut api: OpenApi, about: &About) -> OpenApi {
     api.info = InfoBuilder::new()
         .title("acs: Agent Computer Service")
         .version(env!("CARGO_PKG_VERSION"))
+        .license(Some(LicenseBuilder::new().name("Apache-2.0").identifier(Some("Apache-2.0")).build()))
         .description(Some(
             "Runs AI coding agents inside isolated sandboxes. Every operation needs \
-             `Authorization: Bearer <API_KEY>` unless it is marked public. Errors share one body: \
-             `{error, message, errors}`.",
+             `Authorization: Bearer <API_KEY>` unless it is marked public. Errors share one body, \
+             `Error`: `{error, message, errors}`; a 406 is `{errors: {detail}}`. A method a path \
+             does not serve answers 405 with `Allow` and an `Error` body (`method_not_allowed`). \
+             Operation ids are `<verb><Resource>` in lowerCamelCase (`listAgents`, `getSandboxFile`). \
+             The three `/stream` operations answer `text/event-stream`: follow them with an SSE \
+             reader (the SDKs in `clients/` have one); each frame's data is a `StreamLogEvent`.",
         ))
         .build();
+    api.servers = Some(vec![
+        ServerBuilder::new()
+            .url(about.public_url.unwrap_or("/"))
+            .description(Some(if about.public_url.is_some() {
+                "This instance"
+            } else {
+                "The server serving this document"
+            }))
+            .build(),
+    ]);
+    api.tags = Some(
+        about
+            .tags
+            .iter()
+            .map(|(name, description)| TagBuilder::new().name(*name).description(Some(*description)).build())
+            .collect(),
+    );
     let components = api.components.get_or_insert_with(Default::default);
     components.schemas.insert(ErrorBody::name().into_owned(), ErrorBody::schema());
+    components.schemas.insert(NotAcceptableBody::name().into_owned(), NotAcceptableBody::schema());
     components.security_schemes.insert(
         "bearer".into(),
         RefOr::T(SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build())),
     );
     api.security = Some(vec![SecurityRequirement::new("bearer", Vec::<String>::new())]);
+    name_envelope_payloads(&mut api);
     for (path, item) in api.paths.paths.iter_mut() {
         let has_path_params = path.contains('{');
         for op in [item.get.as_mut(), item.put.as_mut(), item.post.as_mut(), item.delete.as_mut(), item.patch.as_mut()]
@@ -97,13 +134,27 @@ pub fn finish(mut api: OpenApi) -> OpenApi {
                     |p| matches!(p, RefOr::T(p) if matches!(p.parameter_in, utoipa::openapi::path::ParameterIn::Query)),
                 )
             });
+            if op.request_body.is_some() {
+                add_response(op, "413", "`payload_too_large`: the body is over `limits.max_body_bytes`");
+                add_response(op, "415", "`unsupported_media_type`: the body is not `application/json`");
+            }
             if op.request_body.is_some() || has_query {
                 add_response(op, "422", "`validation_failed`: `errors` names each field");
             }
             if has_path_params {
                 add_response(op, "404", "`not_found`: no such record for this account");
             }
-            add_response(op, "406", "The `Accept` header admits no JSON: `{errors: {detail}}`");
+            op.responses.responses.entry("406".to_owned()).or_insert_with(|| {
+                RefOr::T(
+                    ResponseBuilder::new()
+                        .description("The `Accept` header admits no JSON (checked before anything else)")
+                        .content(
+                            "application/json",
+                            Content::new(Some(Ref::from_schema_name(NotAcceptableBody::name()))),
+                        )
+                        .build(),
+                )
+            });
             // OpenAPI requires a description on every response: where a
             // handler gave none, the status's reason phrase stands in.
             for (status, response) in op.responses.responses.iter_mut() {
@@ -118,6 +169,55 @@ pub fn finish(mut api: OpenApi) -> OpenApi {
     api
 }
 
+/// The 406 body: content negotiation fails before anything else (spec 7).
+#[derive(serde::Serialize, ToSchema)]
+#[schema(as = NotAcceptable)]
+pub struct NotAcceptableBody {
+    #[schema(inline)]
+    pub errors: NotAcceptableDetail,
+}
+
+#[derive(serde::Serialize, ToSchema)]
+pub struct NotAcceptableDetail {
+    /// `Not Acceptable`.
+    pub detail: String,
+}
+
+/// utoipa inlines a generic's payload, so `Data<Agent>` would copy `Agent`
+/// whole and generated clients get a class per copy. Where the inlined
+/// payload (or list item) of `Data_*`/`Paged_*` is exactly a registered
+/// schema, it becomes a `$ref` to it.
+fn name_envelope_payloads(api: &mut OpenApi) {
+    let Some(components) = api.components.as_mut() else { return };
+    let schemas = &mut components.schemas;
+    let named: Vec<(String, serde_json::Value)> = schemas
+        .iter()
+        .filter(|(name, _)| !name.starts_with("Data_") && !name.starts_with("Paged_"))
+        .filter_map(|(name, s)| Some((name.clone(), serde_json::to_value(s).ok()?)))
+        .collect();
+    let find = |schema: &RefOr<Schema>| {
+        let value = serde_json::to_value(schema).ok()?;
+        named.iter().find(|(_, v)| *v == value).map(|(name, _)| name.clone())
+    };
+    for (name, schema) in schemas.iter_mut() {
+        if !(name.starts_with("Data_") || name.starts_with("Paged_")) {
+            continue;
+        }
+        let RefOr::T(Schema::Object(envelope)) = schema else { continue };
+        let Some(data) = envelope.properties.get_mut("data") else { continue };
+        let target = match data {
+            RefOr::T(Schema::Array(list)) => match &mut list.items {
+                utoipa::openapi::schema::ArrayItems::RefOrSchema(item) => item.as_mut(),
+                _ => continue,
+            },
+            other => other,
+        };
+        if let Some(payload) = find(target) {
+            *target = RefOr::Ref(Ref::from_schema_name(payload));
+        }
+    }
+}
+
 fn reason_phrase(status: &str) -> String {
     status
         .parse::<u16>()
@@ -128,50 +228,52 @@ fn reason_phrase(status: &str) -> String {
         .to_owned()
 }
 
-/// Refuses a document in which two operations share an id: generated clients
-/// would get one method for both (handlers of one name in two modules, or an
-/// extension's beside core's).
-pub fn check_operation_ids(api: &mut OpenApi) -> Result<(), String> {
+/// Refuses a document a client generator would get wrong: two operations
+/// sharing an id (one method for both), an id off the convention
+/// (`<verb><Resource>` in lowerCamelCase: an `operation_id` is missing), an
+/// operation without a summary, or a tag not declared in `About::tags`.
+pub fn check(api: &mut OpenApi) -> Result<(), String> {
+    let declared: std::collections::BTreeSet<String> = api.tags.iter().flatten().map(|t| t.name.clone()).collect();
     let mut seen = std::collections::BTreeSet::new();
     for op in operations_mut(api) {
-        if let Some(id) = &op.operation_id
-            && !seen.insert(id.clone())
-        {
-            return Err(format!("two operations have the id `{id}`; give one an `operation_id`"));
+        let id = op.operation_id.clone().unwrap_or_default();
+        if !is_lower_camel(&id) {
+            return Err(format!(
+                "the operation id `{id}` is not `<verb><Resource>` in lowerCamelCase; give it an `operation_id`"
+            ));
+        }
+        if !seen.insert(id.clone()) {
+            return Err(format!("two operations have the id `{id}`; give one another `operation_id`"));
+        }
+        if op.summary.as_deref().is_none_or(str::is_empty) {
+            return Err(format!("the operation `{id}` has no summary (the first line of its doc comment)"));
+        }
+        if let Some(tag) = op.tags.iter().flatten().find(|t| !declared.contains(*t)) {
+            return Err(format!("the operation `{id}` has the tag `{tag}`, which is not declared"));
         }
     }
     Ok(())
 }
 
+fn is_lower_camel(id: &str) -> bool {
+    id.starts_with(|c: char| c.is_ascii_lowercase()) && id.chars().all(|c| c.is_ascii_alphanumeric())
+}
+
 /// Adds extension fields (required, as they are always present) to a core
-/// answer's schema, `components.schemas[name]`, and to its `{data}` envelope.
+/// answer's schema, `components.schemas[name]` (its `{data}` envelope refers to it).
 pub fn add_fields(api: &mut OpenApi, name: &str, path: &str, fields: &[Field]) {
     if fields.is_empty() {
         return;
     }
     let Some(components) = api.components.as_mut() else { return };
-    let envelope = format!("Data_{name}");
-    let mut targets: Vec<&mut RefOr<Schema>> = Vec::new();
-    for (key, schema) in components.schemas.iter_mut() {
-        if key == name {
-            targets.push(schema);
-        } else if *key == envelope
-            && let RefOr::T(Schema::Object(env)) = schema
-            && let Some(data) = env.properties.get_mut("data")
-        {
-            targets.push(data);
-        }
-    }
-    for target in targets {
-        if let RefOr::T(Schema::Object(obj)) = target {
-            for f in fields {
-                let mut schema = (f.schema)();
-                if let RefOr::T(Schema::Object(o)) = &mut schema {
-                    o.description = Some(f.description.to_owned());
-                }
-                obj.properties.insert(f.name.to_owned(), schema);
-                obj.required.push(f.name.to_owned());
+    if let Some(RefOr::T(Schema::Object(obj))) = components.schemas.get_mut(name) {
+        for f in fields {
+            let mut schema = (f.schema)();
+            if let RefOr::T(Schema::Object(o)) = &mut schema {
+                o.description = Some(f.description.to_owned());
             }
+            obj.properties.insert(f.name.to_owned(), schema);
+            obj.required.push(f.name.to_owned());
         }
     }
     debug_assert!(api.paths.paths.contains_key(path), "{path} answers with {name}");
@@ -283,20 +385,62 @@ fn schema_name(schema: &Option<RefOr<utoipa::openapi::schema::Schema>>) -> Strin
 mod tests {
     use super::*;
 
-    fn doc(second_id: &str) -> OpenApi {
-        let op = |id: &str| serde_json::json!({"operationId": id, "responses": {}});
+    fn doc(ops: &[(&str, &str)]) -> OpenApi {
+        let paths: serde_json::Map<String, serde_json::Value> = ops
+            .iter()
+            .map(|(path, id)| {
+                let op = serde_json::json!({"operationId": id, "summary": "s", "tags": ["t"], "responses": {}});
+                (path.to_string(), serde_json::json!({"get": op}))
+            })
+            .collect();
         serde_json::from_value(serde_json::json!({
             "openapi": "3.1.0",
             "info": {"title": "t", "version": "1"},
-            "paths": {"/a": {"get": op("list_a")}, "/b": {"get": op(second_id)}},
+            "tags": [{"name": "t"}],
+            "paths": paths,
         }))
         .unwrap()
     }
 
     #[test]
-    fn a_shared_operation_id_is_refused() {
-        assert!(check_operation_ids(&mut doc("list_b")).is_ok());
-        let err = check_operation_ids(&mut doc("list_a")).unwrap_err();
-        assert!(err.contains("`list_a`"), "{err}");
+    fn a_shared_or_unconventional_operation_id_is_refused() {
+        assert!(check(&mut doc(&[("/a", "listA"), ("/b", "listB")])).is_ok());
+        let err = check(&mut doc(&[("/a", "listA"), ("/b", "listA")])).unwrap_err();
+        assert!(err.contains("`listA`"), "{err}");
+        for id in ["list_a", "ListA", "", "list-a"] {
+            let err = check(&mut doc(&[("/a", id)])).unwrap_err();
+            assert!(err.contains("lowerCamelCase"), "{id}: {err}");
+        }
+    }
+
+    #[test]
+    fn an_undeclared_tag_or_a_missing_summary_is_refused() {
+        let mut api = doc(&[("/a", "listA")]);
+        api.tags = None;
+        assert!(check(&mut api).unwrap_err().contains("not declared"));
+        let mut api = doc(&[("/a", "listA")]);
+        api.paths.paths.get_mut("/a").unwrap().get.as_mut().unwrap().summary = None;
+        assert!(check(&mut api).unwrap_err().contains("no summary"));
+    }
+
+    #[derive(serde::Serialize, ToSchema)]
+    struct Thing {
+        name: String,
+    }
+
+    #[test]
+    fn envelopes_refer_to_their_payload() {
+        let mut api: OpenApi = serde_json::from_value(serde_json::json!({
+            "openapi": "3.1.0", "info": {"title": "t", "version": "1"}, "paths": {}
+        }))
+        .unwrap();
+        let c = api.components.get_or_insert_with(Default::default);
+        c.schemas.insert("Thing".into(), Thing::schema());
+        c.schemas.insert("Data_Thing".into(), crate::http::Data::<Thing>::schema());
+        c.schemas.insert("Data_Vec_Thing".into(), crate::http::Data::<Vec<Thing>>::schema());
+        name_envelope_payloads(&mut api);
+        let v = serde_json::to_value(&api.components.unwrap().schemas).unwrap();
+        assert_eq!(v["Data_Thing"]["properties"]["data"]["$ref"], "#/components/schemas/Thing");
+        assert_eq!(v["Data_Vec_Thing"]["properties"]["data"]["items"]["$ref"], "#/components/schemas/Thing");
     }
 }

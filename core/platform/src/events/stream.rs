@@ -130,6 +130,33 @@ async fn catch_up(f: &Follow) -> Result<(Vec<Event>, bool), sqlx::Error> {
     Ok((rows.iter().map(from_row).collect::<Result<_, _>>()?, more))
 }
 
+/// The body of the `/stream` operations, for the document: not one JSON
+/// value but a `text/event-stream` that stays open. A generator hands back
+/// the raw stream; the SDKs' stream helpers parse it (docs/clients.md).
+pub struct EventStream;
+
+impl utoipa::PartialSchema for EventStream {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        utoipa::openapi::schema::ObjectBuilder::new()
+            .schema_type(utoipa::openapi::schema::Type::String)
+            .description(Some(
+                "Server-sent events (text/event-stream), open until the client leaves. A frame \
+                 `id: <event id>` + `data: <StreamLogEvent JSON>` carries one event; resume after a \
+                 drop by sending the last id seen as `Last-Event-ID`. Frames with an `event:` name \
+                 and no id carry a signal, data `{\"reason\": \"changed\"}`; lines starting with `:` \
+                 keep the connection alive.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for EventStream {
+    fn schemas(schemas: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>)>) {
+        // The frames' payload is documented beside the stream for the SDKs' types.
+        schemas.push((StreamLogEvent::name().into_owned(), <StreamLogEvent as utoipa::PartialSchema>::schema()));
+    }
+}
+
 /// A frame of an event stream (its id travels in the `id:` line).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct StreamLogEvent {
@@ -244,10 +271,10 @@ pub struct StreamQuery {
 /// `Last-Event-ID` to resume with nothing lost or repeated. Between them,
 /// frames named `conversations` with data `{"reason": "changed"}` (no id)
 /// say the conversation list changed. Comment frames keep idle connections open.
-#[utoipa::path(get, path = "/api/events/stream", tag = "events",
+#[utoipa::path(get, path = "/api/events/stream", operation_id = "streamEvents", tag = "events",
     params(StreamQuery, ("Last-Event-ID" = Option<i64>, Header, description = "Resume after this event id")),
     responses((status = 200, description = "text/event-stream of StreamLogEvent frames and `conversations` \
-        StreamSignal frames", body = StreamLogEvent, content_type = "text/event-stream")))]
+        StreamSignal frames", body = EventStream, content_type = "text/event-stream")))]
 async fn all_conversations(
     State(state): State<AppState>,
     p: Principal,

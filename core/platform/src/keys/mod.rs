@@ -136,7 +136,7 @@ pub fn check_name(v: &mut Validator, field: &str, name: &str) {
 }
 
 /// Lists the account's keys, newest first.
-#[utoipa::path(get, path = "/api/keys", operation_id = "list_keys", tag = "keys",
+#[utoipa::path(get, path = "/api/keys", operation_id = "listKeys", tag = "keys",
     responses((status = 200, description = "The account's keys", body = Data<Vec<ApiKey>>)))]
 async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec<ApiKey>>> {
     p.require_full()?;
@@ -151,7 +151,7 @@ async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec
 }
 
 /// Creates a key; its value is in the response only.
-#[utoipa::path(post, path = "/api/keys", tag = "keys", request_body = ApiKeyRequest,
+#[utoipa::path(post, path = "/api/keys", operation_id = "createKey", tag = "keys", request_body = ApiKeyRequest,
     responses((status = 201, description = "The new key, shown once", body = Data<CreatedKey>)))]
 async fn create_key(
     State(state): State<AppState>,
@@ -176,7 +176,7 @@ async fn create_key(
 }
 
 /// Revokes a key at once.
-#[utoipa::path(delete, path = "/api/keys/{id}", tag = "keys", params(("id" = Uuid, Path)),
+#[utoipa::path(delete, path = "/api/keys/{id}", operation_id = "revokeKey", tag = "keys", params(("id" = Uuid, Path)),
     responses((status = 204, description = "Revoked"), (status = 404, description = "No such key", body = crate::error::ErrorBody)))]
 async fn revoke(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<StatusCode> {
     p.require_full()?;
