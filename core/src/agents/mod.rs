@@ -78,16 +78,16 @@ pub struct AgentSpec {
     pub inference_credential_id: Option<Uuid>,
     pub sandbox_mode: SandboxMode,
     /// Tool title or ACP tool kind (or `default`) -> `auto_allow` | `ask` | `auto_deny`; optional `ask_timeout` seconds.
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<PermissionPolicy>)]
     pub permission_policy: Option<Map<String, Value>>,
     /// Adapter option id -> string (1 to 200) or boolean; at most 16.
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<SessionConfig>)]
     pub session_config: Option<Map<String, Value>>,
     pub allowed_environment_ids: Option<Vec<Uuid>>,
     pub allowed_vault_ids: Option<Vec<Uuid>>,
     /// null permits any owned set, `[]` only the agent's own, a list those.
     pub allowed_inference_credential_ids: Option<Vec<Uuid>>,
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<ExecutionLimits>)]
     pub execution_limits: Option<Map<String, Value>>,
     #[schema(value_type = Vec<Object>)]
     pub mcp_servers: Vec<Map<String, Value>>,
@@ -133,15 +133,15 @@ pub struct AgentCreate {
     pub vault_id: Option<Uuid>,
     pub inference_credential_id: Option<Uuid>,
     pub sandbox_mode: Option<SandboxMode>,
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<PermissionPolicy>)]
     pub permission_policy: Option<Map<String, Value>>,
     /// A malformed map (not an object included) is 422 `session_config_invalid`.
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<SessionConfig>)]
     pub session_config: Option<Value>,
     pub allowed_environment_ids: Option<Vec<Uuid>>,
     pub allowed_vault_ids: Option<Vec<Uuid>>,
     pub allowed_inference_credential_ids: Option<Vec<Uuid>>,
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<ExecutionLimits>)]
     pub execution_limits: Option<Map<String, Value>>,
     #[schema(value_type = Option<Vec<Object>>)]
     pub mcp_servers: Option<Vec<Map<String, Value>>>,
@@ -187,10 +187,10 @@ pub struct AgentUpdate {
     #[schema(value_type = Option<SandboxMode>)]
     pub sandbox_mode: Option<Option<SandboxMode>>,
     #[serde(deserialize_with = "crate::http::extract::nullable")]
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<PermissionPolicy>)]
     pub permission_policy: Option<Option<Map<String, Value>>>,
     #[serde(deserialize_with = "crate::http::extract::nullable")]
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<SessionConfig>)]
     pub session_config: Option<Option<Value>>,
     #[serde(deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<Vec<Uuid>>)]
@@ -202,7 +202,7 @@ pub struct AgentUpdate {
     #[schema(value_type = Option<Vec<Uuid>>)]
     pub allowed_inference_credential_ids: Option<Option<Vec<Uuid>>>,
     #[serde(deserialize_with = "crate::http::extract::nullable")]
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<ExecutionLimits>)]
     pub execution_limits: Option<Option<Map<String, Value>>>,
     #[serde(deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<Vec<Object>>)]
@@ -689,3 +689,75 @@ mod tests {
         assert!(e.errors.as_ref().unwrap().contains_key("permission_policy"));
     }
 }
+
+/// `session_config` (spec 2.9): adapter option id -> value, at most 16.
+pub struct SessionConfig;
+
+impl utoipa::PartialSchema for SessionConfig {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, SchemaType, Type};
+        let value = ObjectBuilder::new()
+            .schema_type(SchemaType::from_iter([Type::String, Type::Boolean]))
+            .description(Some("A string of 1 to 200 characters, or a boolean."));
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .additional_properties(Some(value))
+            .max_properties(Some(16))
+            .description(Some("Adapter option id -> value, applied before each prompt; at most 16."))
+            .into()
+    }
+}
+
+impl ToSchema for SessionConfig {}
+
+/// `permission_policy`: what a tool call may do without asking.
+pub struct PermissionPolicy;
+
+impl utoipa::PartialSchema for PermissionPolicy {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        let verdict =
+            ObjectBuilder::new().schema_type(Type::String).enum_values(Some(["auto_allow", "ask", "auto_deny"]));
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .property(
+                "ask_timeout",
+                ObjectBuilder::new()
+                    .schema_type(Type::Integer)
+                    .minimum(Some(1))
+                    .description(Some("Seconds an `ask` waits for an answer.")),
+            )
+            .additional_properties(Some(verdict))
+            .description(Some("Tool title or ACP tool kind (or `default`) -> `auto_allow`, `ask` or `auto_deny`."))
+            .into()
+    }
+}
+
+impl ToSchema for PermissionPolicy {}
+
+/// `execution_limits`: the known limit keys, each an integer above zero.
+pub struct ExecutionLimits;
+
+impl utoipa::PartialSchema for ExecutionLimits {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Type};
+        let mut limits = ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .additional_properties(Some(AdditionalProperties::FreeForm(false)))
+            .description(Some("Limits of a turn or conversation; 422 `execution_limits_invalid` on another key."));
+        for key in limits::KEYS {
+            limits = limits.property(
+                key,
+                ObjectBuilder::new()
+                    .schema_type(Type::Integer)
+                    .format(Some(utoipa::openapi::schema::SchemaFormat::KnownFormat(
+                        utoipa::openapi::schema::KnownFormat::Int64,
+                    )))
+                    .minimum(Some(1)),
+            );
+        }
+        limits.into()
+    }
+}
+
+impl ToSchema for ExecutionLimits {}

@@ -67,6 +67,7 @@ pub struct LogEvent {
     /// Global to the server, so a conversation's ids have gaps.
     pub id: i64,
     /// `output` or `stage`.
+    #[schema(value_type = crate::events::stream::EventKind)]
     pub kind: String,
     #[serde(with = "time::serde::rfc3339")]
     pub ts: time::OffsetDateTime,
@@ -75,6 +76,7 @@ pub struct LogEvent {
     /// `stdout`/`stderr` (or `prompt`, with `prompts=true`) for output; empty for stage.
     pub stream: String,
     pub stage: Option<String>,
+    #[schema(value_type = Option<crate::events::stream::StageStateName>)]
     pub state: Option<String>,
     pub turn_id: Option<Uuid>,
     /// Only with `blocks=true`; empty for non-output events.
@@ -103,6 +105,7 @@ impl LogEvent {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct LogEventPage {
     /// `asc` or `desc`.
+    #[schema(value_type = crate::events::stream::PageOrder)]
     pub order: String,
     pub oldest_cursor: Option<i64>,
     /// On the first `desc` page: the `Last-Event-ID` to follow the stream from.

@@ -30,7 +30,7 @@ pub struct Conversation {
     /// `provider/model_id`; null follows the agent.
     pub model: Option<String>,
     /// The conversation's own session options (over the agent's).
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<crate::agents::SessionConfig>)]
     pub session_config: Option<Map<String, Value>>,
     /// What the runtime advertised before the latest prompt (`id`, `category`, `type`, `options`,
     /// `currentValue` each); null until a turn has run.
@@ -103,8 +103,25 @@ impl TurnUsage {
     }
 }
 
+acs_platform::string_enum!(
+    TurnStatus,
+    "`running` until the turn ends `done`, `failed` or `interrupted`.",
+    ["running", "done", "failed", "interrupted"]
+);
+acs_platform::string_enum!(
+    TurnOrigin,
+    "`api`, or `autonomous` for a turn the service opened itself (a schedule's run).",
+    ["api", "autonomous"]
+);
+acs_platform::string_enum!(
+    ImageMediaType,
+    "The image's media type.",
+    ["image/png", "image/jpeg", "image/gif", "image/webp"]
+);
+
 /// One prompt and its reply.
 #[derive(Debug, Clone, Serialize, ToSchema)]
+
 pub struct Turn {
     pub id: Uuid,
     pub conversation_id: Uuid,
@@ -114,8 +131,10 @@ pub struct Turn {
     pub finished_at: Option<OffsetDateTime>,
     pub prompt: String,
     /// `running`, `done`, `failed` or `interrupted`.
+    #[schema(value_type = TurnStatus)]
     pub status: String,
     /// `api`, or `autonomous` for a turn the service opened itself.
+    #[schema(value_type = TurnOrigin)]
     pub origin: String,
     /// The value sent with the prompt, character for character.
     pub client_request_id: Option<String>,
@@ -124,12 +143,12 @@ pub struct Turn {
     pub limit_reason: Option<String>,
     pub exit_code: Option<i64>,
     /// `origin` (`own`/`platform`), `scope`, and the grant id; written when the turn starts.
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<crate::inference::rules::Inference>)]
     pub inference: Option<Value>,
     /// The model asked for.
     pub model_selection: Option<String>,
     /// `requested`, `applied`, `skipped`, `status`, `error`.
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<crate::conversations::engine::config::Selection>)]
     pub config_selection: Option<Value>,
     pub usage: Option<TurnUsage>,
 }
@@ -162,6 +181,7 @@ pub struct ImageInput {
     /// Base64 of the image bytes (non-empty, at most 10 MB decoded).
     pub data: String,
     /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    #[schema(value_type = ImageMediaType)]
     pub media_type: String,
 }
 
@@ -189,9 +209,9 @@ pub struct ConversationCreateRequest {
     pub inference_credential_id: Option<Uuid>,
     /// `provider/model_id`, this conversation only.
     pub model: Option<String>,
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<crate::agents::SessionConfig>)]
     pub session_config: Option<Value>,
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<crate::agents::PermissionPolicy>)]
     pub permission_policy: Option<Map<String, Value>>,
     /// Need a non-blank `prompt`.
     pub images: Option<Vec<ImageInput>>,
@@ -216,7 +236,7 @@ pub struct PromptRequest {
     /// 1 to 200 characters, no NUL; stored on the turn as sent.
     pub client_request_id: Option<String>,
     /// For this turn only, over the conversation's and the agent's.
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<crate::agents::SessionConfig>)]
     pub session_config: Option<Value>,
 }
 

@@ -56,7 +56,7 @@ pub struct ReapplyRequest {
     pub model: Option<Option<String>>,
     /// The conversation's own options (over the agent's); null returns to the agent's.
     #[serde(default, deserialize_with = "nullable")]
-    #[schema(value_type = Option<Object>)]
+    #[schema(value_type = Option<crate::agents::SessionConfig>)]
     pub session_config: Option<Option<Value>>,
 }
 

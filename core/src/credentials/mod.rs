@@ -36,6 +36,7 @@ pub struct OpenaiGrant {
     pub id: Uuid,
     pub name: String,
     /// `active`, `revoked`, `expired` or `disconnected`.
+    #[schema(value_type = GrantStatus)]
     pub status: String,
 }
 
@@ -521,6 +522,12 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(list_default))
         .routes(routes!(put_default, delete_default))
 }
+
+acs_platform::string_enum!(
+    GrantStatus,
+    "The subscription grant's state.",
+    ["active", "revoked", "expired", "disconnected"]
+);
 
 #[cfg(test)]
 mod tests {

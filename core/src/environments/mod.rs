@@ -147,8 +147,14 @@ async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec
     Ok(ok(rows.iter().map(from_row).collect::<Result<_, _>>()?))
 }
 
+acs_platform::create_body!(
+    /// The documented body of an environment create (the handler reads an `EnvironmentUpdate`).
+    EnvironmentCreate from EnvironmentUpdate, required ["name"],
+    "Body of create: `name` is required; the rest as in an update."
+);
+
 /// Creates an environment; `name` is required.
-#[utoipa::path(post, path = "/api/environments", operation_id = "createEnvironment", tag = "environments", request_body = EnvironmentUpdate,
+#[utoipa::path(post, path = "/api/environments", operation_id = "createEnvironment", tag = "environments", request_body = EnvironmentCreate,
     responses((status = 201, description = "Created", body = Data<Environment>)))]
 async fn create_environment(
     State(state): State<AppState>,

@@ -14,6 +14,7 @@ use crate::state::AppState;
 #[derive(Serialize, ToSchema)]
 pub struct ReadinessResponse {
     /// `ok` when every check passes, else `error`.
+    #[schema(value_type = ReadinessStatus)]
     pub status: &'static str,
     /// Dependency -> `ok` or `error`.
     pub checks: BTreeMap<&'static str, &'static str>,
@@ -21,6 +22,7 @@ pub struct ReadinessResponse {
 
 #[derive(Serialize, ToSchema)]
 pub struct LivenessResponse {
+    #[schema(value_type = LivenessStatus)]
     pub status: &'static str,
 }
 
@@ -48,3 +50,6 @@ async fn live() -> axum::Json<LivenessResponse> {
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(ready)).routes(routes!(live))
 }
+
+acs_platform::string_enum!(ReadinessStatus, "`ok` when every check passes, else `error`.", ["ok", "error"]);
+acs_platform::string_enum!(LivenessStatus, "Always `ok`.", ["ok"]);

@@ -8,8 +8,9 @@ use uuid::Uuid;
 use crate::agents::Runtime;
 
 /// Who provides the model access.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
+#[schema(as = InferenceOrigin)]
 pub enum Origin {
     /// The account (a credential set, its own secrets), or nobody (`none`, `missing`).
     Own,
@@ -18,8 +19,9 @@ pub enum Origin {
 }
 
 /// Where the credential came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(rename_all = "snake_case")]
+#[schema(as = InferenceScope)]
 pub enum Scope {
     /// A provider credential of the resolved credential set.
     Credential,
@@ -35,7 +37,7 @@ pub enum Scope {
 }
 
 /// A turn's `inference` object: written when the turn starts, never changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct Inference {
     pub origin: Origin,
     pub scope: Scope,

@@ -190,6 +190,7 @@ pub struct SandboxFile {
     /// True when `content` is shorter than the file (`max_bytes`, or redaction grew the text past it).
     pub truncated: bool,
     /// `utf-8`, or `base64` when the bytes are not valid UTF-8.
+    #[schema(value_type = FileEncoding)]
     pub encoding: String,
     pub content: String,
     /// Present only when the sandbox is parked and the answer comes from its snapshot.
@@ -302,3 +303,9 @@ impl SandboxRow {
         self.mode == SandboxMode::Persistent
     }
 }
+
+acs_platform::string_enum!(
+    FileEncoding,
+    "`utf-8`, or `base64` when the bytes are not valid UTF-8.",
+    ["utf-8", "base64"]
+);

@@ -30,6 +30,7 @@ pub struct SearchQuery {
 pub struct SearchHit {
     /// `agent`, `environment` or `vault`.
     #[serde(rename = "type")]
+    #[schema(value_type = HitType)]
     pub kind: &'static str,
     pub id: Uuid,
     pub name: String,
@@ -96,6 +97,8 @@ async fn search(
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(search))
 }
+
+acs_platform::string_enum!(HitType, "The kind of record found.", ["agent", "environment", "vault"]);
 
 #[cfg(test)]
 mod tests {

@@ -54,6 +54,12 @@ pub struct VaultUpdate {
     pub metadata: Option<Map<String, Value>>,
 }
 
+acs_platform::create_body!(
+    /// The documented body of a vault create (the handler reads a `VaultUpdate`).
+    VaultCreate from VaultUpdate, required ["name"],
+    "Body of create: `name` is required; the rest as in an update."
+);
+
 /// Body of a copy; both fields optional.
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct VaultCopyRequest {
@@ -156,7 +162,7 @@ async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec
 }
 
 /// Creates a vault; `name` is required.
-#[utoipa::path(post, path = "/api/vaults", operation_id = "createVault", tag = "vaults", request_body = VaultUpdate,
+#[utoipa::path(post, path = "/api/vaults", operation_id = "createVault", tag = "vaults", request_body = VaultCreate,
     responses((status = 201, description = "Created", body = Data<Vault>)))]
 async fn create_vault(
     State(state): State<AppState>,

@@ -81,6 +81,7 @@ pub struct SupportReport {
     #[serde(with = "time::serde::rfc3339::option")]
     pub forwarded_at: Option<OffsetDateTime>,
     pub has_screenshot: bool,
+    #[schema(value_type = Option<ScreenshotMediaType>)]
     pub screenshot_media_type: Option<String>,
 }
 
@@ -96,6 +97,7 @@ pub struct SupportReportRequest {
     /// Base64 image, at most 10 MB decoded; needs `screenshot_media_type`.
     pub screenshot: Option<String>,
     /// `image/png`, `image/jpeg`, `image/gif` or `image/webp`.
+    #[schema(value_type = Option<ScreenshotMediaType>)]
     pub screenshot_media_type: Option<String>,
 }
 
@@ -227,3 +229,9 @@ async fn get_one(State(state): State<AppState>, p: Principal, Path(id): Path<Uui
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(get_one))
 }
+
+acs_platform::string_enum!(
+    ScreenshotMediaType,
+    "The screenshot's media type.",
+    ["image/png", "image/jpeg", "image/gif", "image/webp"]
+);

@@ -13,6 +13,7 @@ pub struct WebhookEndpoint {
     /// Filters: exact types, `conversation.<stage>.*` or `*`.
     pub event_types: Vec<String>,
     /// `active` or `disabled`.
+    #[schema(value_type = EndpointStatus)]
     pub status: String,
     pub description: Option<String>,
     /// Events in a row that exhausted their attempts; any accepted delivery clears it.
@@ -72,6 +73,7 @@ pub struct WebhookAttempt {
     /// 1-based, as sent in `Service-Delivery-Attempt`.
     pub attempt: i64,
     /// `automatic`, `redeliver` or `test`.
+    #[schema(value_type = AttemptTrigger)]
     pub trigger: String,
     #[serde(with = "time::serde::rfc3339")]
     pub at: OffsetDateTime,
@@ -80,6 +82,7 @@ pub struct WebhookAttempt {
     pub response_body: Option<String>,
     /// `address_refused`, `dns_failed`, `connect_failed`, `timeout` or `request_failed`;
     /// null when an answer came back.
+    #[schema(value_type = Option<AttemptError>)]
     pub error: Option<String>,
     pub error_message: Option<String>,
     pub latency_ms: i64,
@@ -94,6 +97,7 @@ pub struct WebhookDelivery {
     pub event_id: String,
     pub event_type: String,
     /// `pending`, `succeeded` or `failed`.
+    #[schema(value_type = DeliveryStatus)]
     pub status: String,
     pub attempt_count: i64,
     #[serde(with = "time::serde::rfc3339::option")]
@@ -150,3 +154,10 @@ impl DeliveryStatus {
         }
     }
 }
+
+acs_platform::string_enum!(AttemptTrigger, "What sent the attempt.", ["automatic", "redeliver", "test"]);
+acs_platform::string_enum!(
+    AttemptError,
+    "Why no answer came back.",
+    ["address_refused", "dns_failed", "connect_failed", "timeout", "request_failed"]
+);

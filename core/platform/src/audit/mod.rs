@@ -67,6 +67,7 @@ pub async fn record<'e, E: sqlx::Executor<'e, Database = Any>>(
 pub struct AuditActor {
     /// `api_key`, `account` or `service`.
     #[serde(rename = "type")]
+    #[schema(value_type = ActorType)]
     pub kind: String,
     pub id: Option<Uuid>,
 }
@@ -145,3 +146,5 @@ async fn list(
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list))
 }
+
+crate::string_enum!(ActorType, "Who acted.", ["api_key", "account", "service"]);

@@ -115,6 +115,7 @@ pub struct Entry {
     pub amount: i64,
     pub balance_after: i64,
     /// `initial_grant`, `grant`, `sandbox_time` or `platform_turn`.
+    #[schema(value_type = LedgerReason)]
     pub reason: String,
     pub sandbox_id: Option<Uuid>,
     pub conversation_id: Option<Uuid>,
@@ -150,3 +151,9 @@ pub async fn page(db: &Db, account_id: Uuid, before: Option<i64>, limit: i64) ->
     .await?;
     rows.iter().map(entry).collect()
 }
+
+crate::string_enum!(
+    LedgerReason,
+    "Why the balance moved.",
+    ["initial_grant", "grant", "sandbox_time", "platform_turn"]
+);

@@ -228,6 +228,74 @@ fn reason_phrase(status: &str) -> String {
         .to_owned()
 }
 
+/// A create body documented from its update body: the same fields, with
+/// `required` ones required and not null. For resources whose create and
+/// update share one type (the create checks the required fields itself), so
+/// the two documented bodies cannot drift apart.
+pub fn create_body(update: RefOr<Schema>, required: &[&str], description: &str) -> RefOr<Schema> {
+    use utoipa::openapi::schema::{SchemaType, Type};
+    let mut schema = update;
+    if let RefOr::T(Schema::Object(obj)) = &mut schema {
+        obj.description = Some(description.to_owned());
+        for name in required {
+            if let Some(RefOr::T(Schema::Object(field))) = obj.properties.get_mut(*name)
+                && let SchemaType::Array(types) = &field.schema_type
+                && let [only] = types.iter().filter(|t| **t != Type::Null).collect::<Vec<_>>()[..]
+            {
+                field.schema_type = SchemaType::Type(only.clone());
+            }
+            obj.required.push((*name).to_owned());
+        }
+    }
+    schema
+}
+
+/// Declares `$name` as the create body of `$update` with the named fields required.
+#[macro_export]
+macro_rules! create_body {
+    ($(#[$doc:meta])* $name:ident from $update:ty, required $required:expr, $description:literal) => {
+        $(#[$doc])*
+        pub struct $name;
+
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                $crate::docs::create_body(<$update as utoipa::PartialSchema>::schema(), &$required, $description)
+            }
+        }
+
+        impl utoipa::ToSchema for $name {
+            fn schemas(
+                schemas: &mut Vec<(String, utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>)>,
+            ) {
+                <$update as utoipa::ToSchema>::schemas(schemas);
+            }
+        }
+    };
+}
+
+/// Documents a closed set of text values a field carries (a status stored
+/// as text, say) as a named string enum, for `#[schema(value_type = ...)]`:
+/// generated clients get a union type instead of a free string.
+#[macro_export]
+macro_rules! string_enum {
+    ($(#[$doc:meta])* $name:ident, $description:literal, [$($value:literal),+ $(,)?]) => {
+        $(#[$doc])*
+        pub struct $name;
+
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                utoipa::openapi::schema::ObjectBuilder::new()
+                    .schema_type(utoipa::openapi::schema::Type::String)
+                    .enum_values(Some([$($value),+]))
+                    .description(Some($description))
+                    .into()
+            }
+        }
+
+        impl utoipa::ToSchema for $name {}
+    };
+}
+
 /// Refuses a document a client generator would get wrong: two operations
 /// sharing an id (one method for both), an id off the convention
 /// (`<verb><Resource>` in lowerCamelCase: an `operation_id` is missing), an

@@ -161,6 +161,7 @@ impl ToSchema for EventStream {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct StreamLogEvent {
     /// `output` or `stage`.
+    #[schema(value_type = EventKind)]
     pub kind: String,
     #[serde(with = "time::serde::rfc3339")]
     pub ts: time::OffsetDateTime,
@@ -169,6 +170,7 @@ pub struct StreamLogEvent {
     /// `stdout`/`stderr` for output; empty for stage.
     pub stream: String,
     pub stage: Option<String>,
+    #[schema(value_type = Option<StageStateName>)]
     pub state: Option<String>,
     pub turn_id: Option<Uuid>,
     /// Only with `?blocks=true`; empty for non-output events.
@@ -362,6 +364,14 @@ where
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(all_conversations))
 }
+
+crate::string_enum!(
+    EventKind,
+    "`output` (text the agent or machine wrote) or `stage` (a step began or ended).",
+    ["output", "stage"]
+);
+crate::string_enum!(PageOrder, "The page's order by event id.", ["asc", "desc"]);
+crate::string_enum!(StageStateName, "A stage event's state.", ["started", "done", "failed", "interrupted"]);
 
 #[cfg(test)]
 mod tests {

@@ -76,16 +76,28 @@ fn current(options: &[ConfigOption], id: &str) -> Option<Value> {
 }
 
 /// A turn's `config_selection`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, utoipa::ToSchema)]
+#[schema(as = ConfigSelection)]
 pub struct Selection {
+    /// Option id -> the value asked for (agent, conversation and prompt merged).
+    #[schema(value_type = Object)]
     pub requested: Map<String, Value>,
     /// Option id -> the value the runtime confirmed (sent now, or already in force).
+    #[schema(value_type = Object)]
     pub applied: Map<String, Value>,
+    /// Option ids the runtime does not offer.
     pub skipped: Vec<String>,
     /// `applied`, `failed` (a value was refused), or `not_applied` (the model failed first).
+    #[schema(value_type = SelectionStatus)]
     pub status: &'static str,
     pub error: Option<String>,
 }
+
+acs_platform::string_enum!(
+    SelectionStatus,
+    "`applied`, `failed` (a value was refused), or `not_applied` (the model failed first).",
+    ["applied", "failed", "not_applied"]
+);
 
 impl Selection {
     pub fn new(requested: Map<String, Value>) -> Selection {

@@ -9,7 +9,7 @@
 //! a restart, [`reattach_all`] takes over the processes `sandboxd` kept.
 
 mod blocks;
-mod config;
+pub(crate) mod config;
 mod labels;
 mod permissions;
 mod session;
