@@ -89,7 +89,7 @@ pub struct AgentSpec {
     pub allowed_inference_credential_ids: Option<Vec<Uuid>>,
     #[schema(value_type = Option<ExecutionLimits>)]
     pub execution_limits: Option<Map<String, Value>>,
-    #[schema(value_type = Vec<Object>)]
+    #[schema(value_type = Vec<McpServerEntry>)]
     pub mcp_servers: Vec<Map<String, Value>>,
     #[schema(value_type = Vec<Value>)]
     pub skills: Vec<Value>,
@@ -143,7 +143,7 @@ pub struct AgentCreate {
     pub allowed_inference_credential_ids: Option<Vec<Uuid>>,
     #[schema(value_type = Option<ExecutionLimits>)]
     pub execution_limits: Option<Map<String, Value>>,
-    #[schema(value_type = Option<Vec<Object>>)]
+    #[schema(value_type = Option<Vec<McpServerEntry>>)]
     pub mcp_servers: Option<Vec<Map<String, Value>>>,
     #[schema(value_type = Option<Vec<Value>>)]
     pub skills: Option<Vec<Value>>,
@@ -205,7 +205,7 @@ pub struct AgentUpdate {
     #[schema(value_type = Option<ExecutionLimits>)]
     pub execution_limits: Option<Option<Map<String, Value>>>,
     #[serde(deserialize_with = "crate::http::extract::nullable")]
-    #[schema(value_type = Option<Vec<Object>>)]
+    #[schema(value_type = Option<Vec<McpServerEntry>>)]
     pub mcp_servers: Option<Option<Vec<Map<String, Value>>>>,
     #[serde(deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<Vec<Value>>)]
@@ -761,3 +761,42 @@ impl utoipa::PartialSchema for ExecutionLimits {
 }
 
 impl ToSchema for ExecutionLimits {}
+
+/// One entry of `mcp_servers`, passed to the runtime as ACP `session/new`
+/// `mcpServers` as written (docs/runtimes.md).
+pub struct McpServerEntry;
+
+impl utoipa::PartialSchema for McpServerEntry {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{AdditionalProperties, ArrayBuilder, ObjectBuilder, Type};
+        let string = || ObjectBuilder::new().schema_type(Type::String);
+        let pairs = || {
+            ArrayBuilder::new().items(
+                ObjectBuilder::new()
+                    .schema_type(Type::Object)
+                    .property("name", string())
+                    .property("value", string())
+                    .required("name")
+                    .required("value"),
+            )
+        };
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .property("name", string())
+            .property("type", string().description(Some("`http` or `sse` for a remote server; absent for a program")))
+            .property("command", string().description(Some("A program in the machine")))
+            .property("args", ArrayBuilder::new().items(string()))
+            .property("env", pairs())
+            .property("url", string().description(Some("A remote server's address")))
+            .property("headers", pairs())
+            .required("name")
+            .additional_properties(Some(AdditionalProperties::FreeForm(true)))
+            .description(Some(
+                "ACP's shapes: `{name, command, args, env}` for a program in the machine, \
+                 `{type: \"http\", name, url, headers}` for a remote server.",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for McpServerEntry {}

@@ -81,7 +81,7 @@ pub struct LogEvent {
     pub turn_id: Option<Uuid>,
     /// Only with `blocks=true`; empty for non-output events.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<Vec<Object>>)]
+    #[schema(value_type = Option<Vec<crate::events::stream::Block>>)]
     pub blocks: Option<Vec<Value>>,
 }
 

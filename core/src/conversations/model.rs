@@ -34,7 +34,7 @@ pub struct Conversation {
     pub session_config: Option<Map<String, Value>>,
     /// What the runtime advertised before the latest prompt (`id`, `category`, `type`, `options`,
     /// `currentValue` each); null until a turn has run.
-    #[schema(value_type = Option<Vec<Object>>)]
+    #[schema(value_type = Option<Vec<SessionConfigOption>>)]
     pub session_config_options: Option<Value>,
     /// The environment override the conversation is pinned to; null uses the agent's.
     pub environment_id: Option<Uuid>,
@@ -279,6 +279,30 @@ impl axum::response::IntoResponse for TurnListResponse {
         axum::Json(self).into_response()
     }
 }
+
+/// A session option the runtime advertised (ACP `configOptions`), as reported.
+pub struct SessionConfigOption;
+
+impl utoipa::PartialSchema for SessionConfigOption {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{AdditionalProperties, ArrayBuilder, ObjectBuilder, Type};
+        let string = || ObjectBuilder::new().schema_type(Type::String);
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .property("id", string().description(Some("The key to use in `session_config`")))
+            .property("name", string())
+            .property("category", string())
+            .property("type", string().description(Some("Such as `select` or `boolean`")))
+            .property("options", ArrayBuilder::new().items(ObjectBuilder::new()))
+            .property("currentValue", ObjectBuilder::new().description(Some("The value in force")))
+            .required("id")
+            .additional_properties(Some(AdditionalProperties::FreeForm(true)))
+            .description(Some("An option the runtime advertised before the latest prompt."))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for SessionConfigOption {}
 
 #[cfg(test)]
 mod tests {

@@ -26,7 +26,7 @@ pub struct HistoryEntry {
     pub role: Role,
     /// Blocks as the event log holds them (`text`, `image`, `thinking`,
     /// `tool_call`, `plan`, `permission_request`, ...), streamed pieces merged.
-    #[schema(value_type = Vec<Object>)]
+    #[schema(value_type = Vec<super::stream::Block>)]
     pub blocks: Vec<Value>,
 }
 

@@ -157,6 +157,31 @@ impl ToSchema for EventStream {
     }
 }
 
+/// One block of an output event (ACP content as the log keeps it), for the
+/// document: its `type` names which fields it carries (docs/conversations.md).
+pub struct Block;
+
+impl utoipa::PartialSchema for Block {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{AdditionalProperties, ObjectBuilder, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .property(
+                "type",
+                ObjectBuilder::new().schema_type(Type::String).description(Some(
+                    "`text`, `image`, `thinking`, `tool_call`, `tool_call_update`, `plan`, \
+                     `permission_request`, or another kind the runtime reports",
+                )),
+            )
+            .required("type")
+            .additional_properties(Some(AdditionalProperties::FreeForm(true)))
+            .description(Some("A content block: `type` and the fields of that kind, as the runtime reported them."))
+            .into()
+    }
+}
+
+impl ToSchema for Block {}
+
 /// A frame of an event stream (its id travels in the `id:` line).
 #[derive(Debug, Serialize, ToSchema)]
 pub struct StreamLogEvent {
@@ -175,6 +200,7 @@ pub struct StreamLogEvent {
     pub turn_id: Option<Uuid>,
     /// Only with `?blocks=true`; empty for non-output events.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<Block>>)]
     pub blocks: Option<Vec<Value>>,
     /// On the all-conversations stream only (null when the stage took no measured time).
     #[serde(skip_serializing_if = "Option::is_none")]
