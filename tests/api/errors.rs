@@ -102,6 +102,8 @@ async fn wrong_method(b: Backend) {
     let u = app.user().await;
     let r = app.request(reqwest::Method::PUT, "/api/auth/me", Some(&u.key), None).await;
     assert_error(&r, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed");
+    // RFC 9110 15.5.6: a 405 names the methods the route serves.
+    assert_eq!(r.headers["allow"], "GET,HEAD");
 }
 
 async fn nul_bytes_are_refused(b: Backend) {

@@ -117,6 +117,18 @@ pub fn finish(mut api: OpenApi, about: &About) -> OpenApi {
     let components = api.components.get_or_insert_with(Default::default);
     components.schemas.insert(ErrorBody::name().into_owned(), ErrorBody::schema());
     components.schemas.insert(NotAcceptableBody::name().into_owned(), NotAcceptableBody::schema());
+    // A 405 answers a method no operation has, so no operation can list it:
+    // it is declared once, for readers and generators that resolve it.
+    components.responses.insert(
+        "MethodNotAllowed".into(),
+        RefOr::T(
+            ResponseBuilder::new()
+                .description("`method_not_allowed`: the path does not serve this method; `Allow` lists those it does")
+                .header("Allow", utoipa::openapi::HeaderBuilder::new().schema(Some(String::schema())).build())
+                .content("application/json", Content::new(Some(Ref::from_schema_name(ErrorBody::name()))))
+                .build(),
+        ),
+    );
     components.security_schemes.insert(
         "bearer".into(),
         RefOr::T(SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build())),
