@@ -516,8 +516,16 @@ mod tests {
         .unwrap();
         let c = api.components.get_or_insert_with(Default::default);
         c.schemas.insert("Thing".into(), Thing::schema());
-        c.schemas.insert("Data_Thing".into(), crate::http::Data::<Thing>::schema());
-        c.schemas.insert("Data_Vec_Thing".into(), crate::http::Data::<Vec<Thing>>::schema());
+        // What utoipa registers for `Data<Thing>` and `Data<Vec<Thing>>`: the payload copied in.
+        let thing = serde_json::to_value(Thing::schema()).unwrap();
+        let envelope = |data| {
+            serde_json::from_value(
+                serde_json::json!({"type": "object", "properties": {"data": data}, "required": ["data"]}),
+            )
+            .unwrap()
+        };
+        c.schemas.insert("Data_Thing".into(), envelope(thing.clone()));
+        c.schemas.insert("Data_Vec_Thing".into(), envelope(serde_json::json!({"type": "array", "items": thing})));
         name_envelope_payloads(&mut api);
         let v = serde_json::to_value(&api.components.unwrap().schemas).unwrap();
         assert_eq!(v["Data_Thing"]["properties"]["data"]["$ref"], "#/components/schemas/Thing");
