@@ -88,7 +88,7 @@ async fn document_is_public_and_complete(b: Backend) {
         }
     }
     // Envelopes name their payload instead of copying it.
-    assert_eq!(doc["components"]["schemas"]["Data_Agent"]["properties"]["data"]["$ref"], "#/components/schemas/Agent");
+    assert_eq!(doc["components"]["schemas"]["AgentData"]["properties"]["data"]["$ref"], "#/components/schemas/Agent");
     // Every response is described, operation ids are unique, and every `$ref` names a
     // registered schema.
     let mut ids = std::collections::BTreeSet::new();

@@ -157,7 +157,7 @@ async fn events(
 /// prompts are not sent. Comment frames keep idle connections open.
 #[utoipa::path(get, path = "/api/conversations/{id}/stream", operation_id = "streamConversationEvents", tag = "conversations",
     params(("id" = Uuid, Path), StreamQuery,
-        ("Last-Event-ID" = Option<i64>, Header, description = "Resume after this event id")),
+        ("Last-Event-ID" = Option<String>, Header, nullable = false, pattern = "^[0-9]+$", description = "Resume after this event id (the `id:` of the last frame seen)")),
     responses((status = 200, description = "text/event-stream of StreamLogEvent frames", body = EventStream,
         content_type = "text/event-stream"),
         (status = 404, description = "`not_found`", body = crate::error::ErrorBody)))]

@@ -230,8 +230,9 @@ pub struct ConversationCreateRequest {
 /// Body of `POST /api/conversations/{id}/prompts`.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct PromptRequest {
-    /// Must contain non-whitespace words.
+    /// Must contain non-whitespace words (422 `invalid_prompt` when missing or blank).
     #[serde(default)]
+    #[schema(required = true)]
     pub prompt: String,
     /// 1 to 200 characters, no NUL; stored on the turn as sent.
     pub client_request_id: Option<String>,
@@ -285,7 +286,7 @@ pub struct SessionConfigOption;
 
 impl utoipa::PartialSchema for SessionConfigOption {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        use utoipa::openapi::schema::{AdditionalProperties, ArrayBuilder, ObjectBuilder, Type};
+        use utoipa::openapi::schema::{AdditionalProperties, ArrayBuilder, ObjectBuilder, SchemaType, Type};
         let string = || ObjectBuilder::new().schema_type(Type::String);
         ObjectBuilder::new()
             .schema_type(Type::Object)
@@ -293,8 +294,11 @@ impl utoipa::PartialSchema for SessionConfigOption {
             .property("name", string())
             .property("category", string())
             .property("type", string().description(Some("Such as `select` or `boolean`")))
-            .property("options", ArrayBuilder::new().items(ObjectBuilder::new()))
-            .property("currentValue", ObjectBuilder::new().description(Some("The value in force")))
+            .property("options", ArrayBuilder::new().items(ObjectBuilder::new().schema_type(SchemaType::AnyValue)))
+            .property(
+                "currentValue",
+                ObjectBuilder::new().schema_type(SchemaType::AnyValue).description(Some("The value in force")),
+            )
             .required("id")
             .additional_properties(Some(AdditionalProperties::FreeForm(true)))
             .description(Some("An option the runtime advertised before the latest prompt."))

@@ -71,9 +71,9 @@ async fn team_frame(state: &AppState, seen: &Seen, e: &Event, blocks: bool) -> O
 /// and `schedule` (a schedule was created, updated, deleted or fired) with
 /// data `{"reason": "changed"}` and no id.
 #[utoipa::path(get, path = "/api/team/stream", operation_id = "streamTeamEvents", tag = "team",
-    params(StreamQuery, ("Last-Event-ID" = Option<i64>, Header, description = "Resume after this event id")),
-    responses((status = 200, description = "text/event-stream of StreamLogEvent frames and `team` and `schedule` \
-        StreamSignal frames", body = EventStream, content_type = "text/event-stream")))]
+    params(StreamQuery, ("Last-Event-ID" = Option<String>, Header, nullable = false, pattern = "^[0-9]+$", description = "Resume after this event id (the `id:` of the last frame seen)")),
+    responses((status = 200, description = "text/event-stream of StreamLogEvent frames, and `team` and `schedule` \
+        signal frames (`{\"reason\": \"changed\"}`, no id)", body = EventStream, content_type = "text/event-stream")))]
 pub(super) async fn team_stream(
     State(state): State<AppState>,
     p: Principal,

@@ -135,6 +135,7 @@ pub fn finish(mut api: OpenApi, about: &About) -> OpenApi {
     );
     api.security = Some(vec![SecurityRequirement::new("bearer", Vec::<String>::new())]);
     name_envelope_payloads(&mut api);
+    let mut api = tidy_schemas(api);
     for (path, item) in api.paths.paths.iter_mut() {
         let has_path_params = path.contains('{');
         for op in [item.get.as_mut(), item.put.as_mut(), item.post.as_mut(), item.delete.as_mut(), item.patch.as_mut()]
@@ -228,6 +229,116 @@ fn name_envelope_payloads(api: &mut OpenApi) {
             *target = RefOr::Ref(Ref::from_schema_name(payload));
         }
     }
+}
+
+/// Calls `f` on every schema of the document, nested ones included.
+fn each_schema(api: &mut OpenApi, f: &mut impl FnMut(&mut RefOr<Schema>)) {
+    fn walk(s: &mut RefOr<Schema>, f: &mut impl FnMut(&mut RefOr<Schema>)) {
+        use utoipa::openapi::schema::{AdditionalProperties, ArrayItems};
+        f(s);
+        let RefOr::T(schema) = s else { return };
+        match schema {
+            Schema::Object(o) => {
+                o.properties.values_mut().for_each(|p| walk(p, f));
+                if let Some(extra) = o.additional_properties.as_deref_mut()
+                    && let AdditionalProperties::RefOr(extra) = extra
+                {
+                    walk(extra, f);
+                }
+            }
+            Schema::Array(a) => {
+                if let ArrayItems::RefOrSchema(item) = &mut a.items {
+                    walk(item, f);
+                }
+            }
+            Schema::AllOf(c) => c.items.iter_mut().for_each(|i| walk(i, f)),
+            Schema::OneOf(c) => c.items.iter_mut().for_each(|i| walk(i, f)),
+            Schema::AnyOf(c) => c.items.iter_mut().for_each(|i| walk(i, f)),
+            _ => {}
+        }
+    }
+    fn contents(c: &mut RefOr<utoipa::openapi::Content>, f: &mut impl FnMut(&mut RefOr<Schema>)) {
+        if let RefOr::T(c) = c
+            && let Some(s) = c.schema.as_mut()
+        {
+            walk(s, f);
+        }
+    }
+    fn response(r: &mut RefOr<utoipa::openapi::Response>, f: &mut impl FnMut(&mut RefOr<Schema>)) {
+        if let RefOr::T(r) = r {
+            r.content.values_mut().for_each(|c| contents(c, f));
+        }
+    }
+    if let Some(components) = api.components.as_mut() {
+        components.schemas.values_mut().for_each(|s| walk(s, f));
+        components.responses.values_mut().for_each(|r| response(r, f));
+    }
+    for op in operations_mut(api) {
+        if let Some(RefOr::T(body)) = op.request_body.as_mut() {
+            body.content.values_mut().for_each(|c| contents(c, f));
+        }
+        op.responses.responses.values_mut().for_each(|r| response(r, f));
+        for p in op.parameters.iter_mut().flatten() {
+            if let RefOr::T(p) = p
+                && let Some(s) = p.schema.as_mut()
+            {
+                walk(s, f);
+            }
+        }
+    }
+}
+
+/// Two touches for generators:
+/// - an object with no `properties` and no `additionalProperties` (an open
+///   map, `metadata` say) says `additionalProperties: true`, which some read
+///   as "no keys" otherwise (`Record<string, never>` in openapi-typescript);
+/// - envelopes get names without Rust in them: `Data_Vec_Agent` is
+///   `AgentList`, `Data_Agent` `AgentData`, `Paged_AuditEvent`
+///   `AuditEventPage` (kept as they were if the new name is taken).
+fn tidy_schemas(mut api: OpenApi) -> OpenApi {
+    use utoipa::openapi::schema::{AdditionalProperties, SchemaType, Type};
+    let mut renames = std::collections::BTreeMap::new();
+    if let Some(components) = api.components.as_mut() {
+        let schemas = &mut components.schemas;
+        for name in schemas.keys() {
+            let new = if let Some(t) = name.strip_prefix("Data_Vec_") {
+                format!("{t}List")
+            } else if let Some(t) = name.strip_prefix("Data_") {
+                format!("{t}Data")
+            } else if let Some(t) = name.strip_prefix("Paged_") {
+                format!("{t}Page")
+            } else {
+                continue;
+            };
+            if !schemas.contains_key(&new) && !renames.values().any(|n| *n == new) {
+                renames.insert(name.clone(), new);
+            }
+        }
+        for (old, new) in &renames {
+            if let Some(schema) = schemas.remove(old) {
+                schemas.insert(new.clone(), schema);
+            }
+        }
+    }
+    each_schema(&mut api, &mut |s| match s {
+        RefOr::Ref(r) => {
+            if let Some(new) = r.ref_location.strip_prefix("#/components/schemas/").and_then(|n| renames.get(n)) {
+                r.ref_location = format!("#/components/schemas/{new}");
+            }
+        }
+        RefOr::T(Schema::Object(o)) => {
+            let is_object = match &o.schema_type {
+                SchemaType::Type(t) => *t == Type::Object,
+                SchemaType::Array(ts) => ts.contains(&Type::Object),
+                SchemaType::AnyValue => false,
+            };
+            if is_object && o.properties.is_empty() && o.additional_properties.is_none() {
+                o.additional_properties = Some(Box::new(AdditionalProperties::FreeForm(true)));
+            }
+        }
+        _ => {}
+    });
+    api
 }
 
 fn reason_phrase(status: &str) -> String {
@@ -530,5 +641,29 @@ mod tests {
         let v = serde_json::to_value(&api.components.unwrap().schemas).unwrap();
         assert_eq!(v["Data_Thing"]["properties"]["data"]["$ref"], "#/components/schemas/Thing");
         assert_eq!(v["Data_Vec_Thing"]["properties"]["data"]["items"]["$ref"], "#/components/schemas/Thing");
+    }
+
+    #[test]
+    fn open_maps_say_so_and_envelopes_lose_rust_names() {
+        let api: OpenApi = serde_json::from_value(serde_json::json!({
+            "openapi": "3.1.0", "info": {"title": "t", "version": "1"},
+            "paths": {"/a": {"get": {"operationId": "listA", "responses": {"200": {"description": "ok",
+                "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Data_Vec_Thing"}}}}}}}},
+            "components": {"schemas": {
+                "Thing": {"type": "object", "properties": {"metadata": {"type": ["object", "null"]}}},
+                "Data_Vec_Thing": {"type": "object", "properties": {"data": {"type": "array", "items": {"$ref": "#/components/schemas/Thing"}}}},
+                "Data_Thing": {"type": "object", "properties": {"data": {"$ref": "#/components/schemas/Thing"}}},
+                "ThingData": {"type": "string"},
+            }},
+        }))
+        .unwrap();
+        let v = serde_json::to_value(tidy_schemas(api)).unwrap();
+        let schemas = &v["components"]["schemas"];
+        assert_eq!(schemas["Thing"]["properties"]["metadata"]["additionalProperties"], true);
+        assert!(schemas["ThingList"].is_object() && schemas.get("Data_Vec_Thing").is_none());
+        let answer = &v["paths"]["/a"]["get"]["responses"]["200"]["content"]["application/json"]["schema"]["$ref"];
+        assert_eq!(answer, "#/components/schemas/ThingList");
+        // A taken name keeps the old one.
+        assert!(schemas["Data_Thing"].is_object() && schemas["ThingData"]["type"] == "string");
     }
 }

@@ -300,9 +300,9 @@ pub struct StreamQuery {
 /// frames named `conversations` with data `{"reason": "changed"}` (no id)
 /// say the conversation list changed. Comment frames keep idle connections open.
 #[utoipa::path(get, path = "/api/events/stream", operation_id = "streamEvents", tag = "events",
-    params(StreamQuery, ("Last-Event-ID" = Option<i64>, Header, description = "Resume after this event id")),
-    responses((status = 200, description = "text/event-stream of StreamLogEvent frames and `conversations` \
-        StreamSignal frames", body = EventStream, content_type = "text/event-stream")))]
+    params(StreamQuery, ("Last-Event-ID" = Option<String>, Header, nullable = false, pattern = "^[0-9]+$", description = "Resume after this event id (the `id:` of the last frame seen)")),
+    responses((status = 200, description = "text/event-stream of StreamLogEvent frames, and `conversations` \
+        signal frames (`{\"reason\": \"changed\"}`, no id)", body = EventStream, content_type = "text/event-stream")))]
 async fn all_conversations(
     State(state): State<AppState>,
     p: Principal,
