@@ -1,0 +1,248 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.conversation_create_request import ConversationCreateRequest
+from ...models.conversation_data import ConversationData
+from ...models.error import Error
+from ...models.not_acceptable import NotAcceptable
+from ...models.sandbox_request_data import SandboxRequestData
+from ...types import Response
+
+
+def _get_kwargs(
+    *,
+    body: ConversationCreateRequest,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/api/conversations",
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> ConversationData | Error | NotAcceptable | SandboxRequestData | None:
+    if response.status_code == 200:
+        response_200 = ConversationData.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 201:
+        response_201 = ConversationData.from_dict(response.json())
+
+        return response_201
+
+    if response.status_code == 202:
+        response_202 = SandboxRequestData.from_dict(response.json())
+
+        return response_202
+
+    if response.status_code == 401:
+        response_401 = Error.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 402:
+        response_402 = Error.from_dict(response.json())
+
+        return response_402
+
+    if response.status_code == 403:
+        response_403 = Error.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Error.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 406:
+        response_406 = NotAcceptable.from_dict(response.json())
+
+        return response_406
+
+    if response.status_code == 409:
+        response_409 = Error.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 413:
+        response_413 = Error.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 415:
+        response_415 = Error.from_dict(response.json())
+
+        return response_415
+
+    if response.status_code == 422:
+        response_422 = Error.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = Error.from_dict(response.json())
+
+        return response_429
+
+    if response.status_code == 503:
+        response_503 = Error.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[ConversationData | Error | NotAcceptable | SandboxRequestData]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    body: ConversationCreateRequest,
+) -> Response[ConversationData | Error | NotAcceptable | SandboxRequestData]:
+    """Opens a conversation, optionally with a first prompt; with `channel_id`
+    (and not `fresh`) the channel's latest live conversation is resumed
+    instead (200, labels merged, the prompt not delivered). A fresh start at
+    a concurrency ceiling with `queue: true` waits in the sandbox queue (202).
+    With `sandbox_id` it opens idle on that existing sandbox (attach).
+
+    Args:
+        body (ConversationCreateRequest): Body of `POST /api/conversations`. Only `agent_id` is
+            required; unknown fields are ignored.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ConversationData | Error | NotAcceptable | SandboxRequestData]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+    body: ConversationCreateRequest,
+) -> ConversationData | Error | NotAcceptable | SandboxRequestData | None:
+    """Opens a conversation, optionally with a first prompt; with `channel_id`
+    (and not `fresh`) the channel's latest live conversation is resumed
+    instead (200, labels merged, the prompt not delivered). A fresh start at
+    a concurrency ceiling with `queue: true` waits in the sandbox queue (202).
+    With `sandbox_id` it opens idle on that existing sandbox (attach).
+
+    Args:
+        body (ConversationCreateRequest): Body of `POST /api/conversations`. Only `agent_id` is
+            required; unknown fields are ignored.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ConversationData | Error | NotAcceptable | SandboxRequestData
+    """
+
+    return sync_detailed(
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    body: ConversationCreateRequest,
+) -> Response[ConversationData | Error | NotAcceptable | SandboxRequestData]:
+    """Opens a conversation, optionally with a first prompt; with `channel_id`
+    (and not `fresh`) the channel's latest live conversation is resumed
+    instead (200, labels merged, the prompt not delivered). A fresh start at
+    a concurrency ceiling with `queue: true` waits in the sandbox queue (202).
+    With `sandbox_id` it opens idle on that existing sandbox (attach).
+
+    Args:
+        body (ConversationCreateRequest): Body of `POST /api/conversations`. Only `agent_id` is
+            required; unknown fields are ignored.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ConversationData | Error | NotAcceptable | SandboxRequestData]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+    body: ConversationCreateRequest,
+) -> ConversationData | Error | NotAcceptable | SandboxRequestData | None:
+    """Opens a conversation, optionally with a first prompt; with `channel_id`
+    (and not `fresh`) the channel's latest live conversation is resumed
+    instead (200, labels merged, the prompt not delivered). A fresh start at
+    a concurrency ceiling with `queue: true` waits in the sandbox queue (202).
+    With `sandbox_id` it opens idle on that existing sandbox (attach).
+
+    Args:
+        body (ConversationCreateRequest): Body of `POST /api/conversations`. Only `agent_id` is
+            required; unknown fields are ignored.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ConversationData | Error | NotAcceptable | SandboxRequestData
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            body=body,
+        )
+    ).parsed

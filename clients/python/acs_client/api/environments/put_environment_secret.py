@@ -1,0 +1,238 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+from uuid import UUID
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.environment_secret_value import EnvironmentSecretValue
+from ...models.error import Error
+from ...models.not_acceptable import NotAcceptable
+from ...models.secret_data import SecretData
+from ...types import Response
+
+
+def _get_kwargs(
+    id: UUID,
+    key: str,
+    *,
+    body: EnvironmentSecretValue,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "put",
+        "url": "/api/environments/{id}/secrets/{key}".format(
+            id=quote(str(id), safe=""),
+            key=quote(str(key), safe=""),
+        ),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Error | NotAcceptable | SecretData | None:
+    if response.status_code == 200:
+        response_200 = SecretData.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 201:
+        response_201 = SecretData.from_dict(response.json())
+
+        return response_201
+
+    if response.status_code == 401:
+        response_401 = Error.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Error.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Error.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 406:
+        response_406 = NotAcceptable.from_dict(response.json())
+
+        return response_406
+
+    if response.status_code == 413:
+        response_413 = Error.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 415:
+        response_415 = Error.from_dict(response.json())
+
+        return response_415
+
+    if response.status_code == 422:
+        response_422 = Error.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = Error.from_dict(response.json())
+
+        return response_429
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Error | NotAcceptable | SecretData]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    id: UUID,
+    key: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: EnvironmentSecretValue,
+) -> Response[Error | NotAcceptable | SecretData]:
+    """Creates or replaces a secret: 201 when created, 200 when replaced.
+
+    Args:
+        id (UUID):
+        key (str):
+        body (EnvironmentSecretValue):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | NotAcceptable | SecretData]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        key=key,
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    id: UUID,
+    key: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: EnvironmentSecretValue,
+) -> Error | NotAcceptable | SecretData | None:
+    """Creates or replaces a secret: 201 when created, 200 when replaced.
+
+    Args:
+        id (UUID):
+        key (str):
+        body (EnvironmentSecretValue):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | NotAcceptable | SecretData
+    """
+
+    return sync_detailed(
+        id=id,
+        key=key,
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    id: UUID,
+    key: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: EnvironmentSecretValue,
+) -> Response[Error | NotAcceptable | SecretData]:
+    """Creates or replaces a secret: 201 when created, 200 when replaced.
+
+    Args:
+        id (UUID):
+        key (str):
+        body (EnvironmentSecretValue):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | NotAcceptable | SecretData]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        key=key,
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    id: UUID,
+    key: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: EnvironmentSecretValue,
+) -> Error | NotAcceptable | SecretData | None:
+    """Creates or replaces a secret: 201 when created, 200 when replaced.
+
+    Args:
+        id (UUID):
+        key (str):
+        body (EnvironmentSecretValue):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | NotAcceptable | SecretData
+    """
+
+    return (
+        await asyncio_detailed(
+            id=id,
+            key=key,
+            client=client,
+            body=body,
+        )
+    ).parsed

@@ -1,0 +1,218 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error import Error
+from ...models.not_acceptable import NotAcceptable
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    *,
+    blocks: bool | Unset = UNSET,
+    last_event_id: str | Unset = UNSET,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+    if not isinstance(last_event_id, Unset):
+        headers["Last-Event-ID"] = last_event_id
+
+    params: dict[str, Any] = {}
+
+    params["blocks"] = blocks
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/api/events/stream",
+        "params": params,
+    }
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Error | NotAcceptable | str | None:
+    if response.status_code == 200:
+        response_200 = response.text
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = Error.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Error.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 406:
+        response_406 = NotAcceptable.from_dict(response.json())
+
+        return response_406
+
+    if response.status_code == 422:
+        response_422 = Error.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = Error.from_dict(response.json())
+
+        return response_429
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Error | NotAcceptable | str]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    blocks: bool | Unset = UNSET,
+    last_event_id: str | Unset = UNSET,
+) -> Response[Error | NotAcceptable | str]:
+    """Live events of all the caller's conversations (SSE). Each frame is a
+    `StreamLogEvent` with the event id in its `id:` line; reconnect with
+    `Last-Event-ID` to resume with nothing lost or repeated. Between them,
+    frames named `conversations` with data `{"reason": "changed"}` (no id)
+    say the conversation list changed. Comment frames keep idle connections open.
+
+    Args:
+        blocks (bool | Unset):
+        last_event_id (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | NotAcceptable | str]
+    """
+
+    kwargs = _get_kwargs(
+        blocks=blocks,
+        last_event_id=last_event_id,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+    blocks: bool | Unset = UNSET,
+    last_event_id: str | Unset = UNSET,
+) -> Error | NotAcceptable | str | None:
+    """Live events of all the caller's conversations (SSE). Each frame is a
+    `StreamLogEvent` with the event id in its `id:` line; reconnect with
+    `Last-Event-ID` to resume with nothing lost or repeated. Between them,
+    frames named `conversations` with data `{"reason": "changed"}` (no id)
+    say the conversation list changed. Comment frames keep idle connections open.
+
+    Args:
+        blocks (bool | Unset):
+        last_event_id (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | NotAcceptable | str
+    """
+
+    return sync_detailed(
+        client=client,
+        blocks=blocks,
+        last_event_id=last_event_id,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    blocks: bool | Unset = UNSET,
+    last_event_id: str | Unset = UNSET,
+) -> Response[Error | NotAcceptable | str]:
+    """Live events of all the caller's conversations (SSE). Each frame is a
+    `StreamLogEvent` with the event id in its `id:` line; reconnect with
+    `Last-Event-ID` to resume with nothing lost or repeated. Between them,
+    frames named `conversations` with data `{"reason": "changed"}` (no id)
+    say the conversation list changed. Comment frames keep idle connections open.
+
+    Args:
+        blocks (bool | Unset):
+        last_event_id (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | NotAcceptable | str]
+    """
+
+    kwargs = _get_kwargs(
+        blocks=blocks,
+        last_event_id=last_event_id,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+    blocks: bool | Unset = UNSET,
+    last_event_id: str | Unset = UNSET,
+) -> Error | NotAcceptable | str | None:
+    """Live events of all the caller's conversations (SSE). Each frame is a
+    `StreamLogEvent` with the event id in its `id:` line; reconnect with
+    `Last-Event-ID` to resume with nothing lost or repeated. Between them,
+    frames named `conversations` with data `{"reason": "changed"}` (no id)
+    say the conversation list changed. Comment frames keep idle connections open.
+
+    Args:
+        blocks (bool | Unset):
+        last_event_id (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | NotAcceptable | str
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            blocks=blocks,
+            last_event_id=last_event_id,
+        )
+    ).parsed

@@ -1,0 +1,224 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+from uuid import UUID
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error import Error
+from ...models.not_acceptable import NotAcceptable
+from ...models.sandbox_file_data import SandboxFileData
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    id: UUID,
+    *,
+    path: str,
+    max_bytes: int | Unset = UNSET,
+) -> dict[str, Any]:
+
+    params: dict[str, Any] = {}
+
+    params["path"] = path
+
+    params["max_bytes"] = max_bytes
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/api/sandboxes/{id}/files".format(
+            id=quote(str(id), safe=""),
+        ),
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Error | NotAcceptable | SandboxFileData | None:
+    if response.status_code == 200:
+        response_200 = SandboxFileData.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 401:
+        response_401 = Error.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = Error.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = Error.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 406:
+        response_406 = NotAcceptable.from_dict(response.json())
+
+        return response_406
+
+    if response.status_code == 422:
+        response_422 = Error.from_dict(response.json())
+
+        return response_422
+
+    if response.status_code == 429:
+        response_429 = Error.from_dict(response.json())
+
+        return response_429
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Error | NotAcceptable | SandboxFileData]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    id: UUID,
+    *,
+    client: AuthenticatedClient | Client,
+    path: str,
+    max_bytes: int | Unset = UNSET,
+) -> Response[Error | NotAcceptable | SandboxFileData]:
+    """Reads a file (redacted). A parked sandbox answers from its snapshot with `snapshot_at`.
+
+    Args:
+        id (UUID):
+        path (str):
+        max_bytes (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | NotAcceptable | SandboxFileData]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        path=path,
+        max_bytes=max_bytes,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    id: UUID,
+    *,
+    client: AuthenticatedClient | Client,
+    path: str,
+    max_bytes: int | Unset = UNSET,
+) -> Error | NotAcceptable | SandboxFileData | None:
+    """Reads a file (redacted). A parked sandbox answers from its snapshot with `snapshot_at`.
+
+    Args:
+        id (UUID):
+        path (str):
+        max_bytes (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | NotAcceptable | SandboxFileData
+    """
+
+    return sync_detailed(
+        id=id,
+        client=client,
+        path=path,
+        max_bytes=max_bytes,
+    ).parsed
+
+
+async def asyncio_detailed(
+    id: UUID,
+    *,
+    client: AuthenticatedClient | Client,
+    path: str,
+    max_bytes: int | Unset = UNSET,
+) -> Response[Error | NotAcceptable | SandboxFileData]:
+    """Reads a file (redacted). A parked sandbox answers from its snapshot with `snapshot_at`.
+
+    Args:
+        id (UUID):
+        path (str):
+        max_bytes (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Error | NotAcceptable | SandboxFileData]
+    """
+
+    kwargs = _get_kwargs(
+        id=id,
+        path=path,
+        max_bytes=max_bytes,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    id: UUID,
+    *,
+    client: AuthenticatedClient | Client,
+    path: str,
+    max_bytes: int | Unset = UNSET,
+) -> Error | NotAcceptable | SandboxFileData | None:
+    """Reads a file (redacted). A parked sandbox answers from its snapshot with `snapshot_at`.
+
+    Args:
+        id (UUID):
+        path (str):
+        max_bytes (int | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Error | NotAcceptable | SandboxFileData
+    """
+
+    return (
+        await asyncio_detailed(
+            id=id,
+            client=client,
+            path=path,
+            max_bytes=max_bytes,
+        )
+    ).parsed

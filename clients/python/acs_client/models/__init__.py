@@ -1,0 +1,471 @@
+"""Contains all the data models used in inputs/outputs"""
+
+from .actor_type import ActorType
+from .agent import Agent
+from .agent_create import AgentCreate
+from .agent_create_metadata_type_0 import AgentCreateMetadataType0
+from .agent_data import AgentData
+from .agent_list import AgentList
+from .agent_rollback_request import AgentRollbackRequest
+from .agent_spec import AgentSpec
+from .agent_spec_metadata import AgentSpecMetadata
+from .agent_update import AgentUpdate
+from .agent_update_metadata_type_0 import AgentUpdateMetadataType0
+from .agent_version import AgentVersion
+from .agent_version_list import AgentVersionList
+from .api_access import ApiAccess
+from .api_key import ApiKey
+from .api_key_list import ApiKeyList
+from .api_key_request import ApiKeyRequest
+from .attempt_error import AttemptError
+from .attempt_trigger import AttemptTrigger
+from .audit_actor import AuditActor
+from .audit_event import AuditEvent
+from .audit_event_page import AuditEventPage
+from .audit_target import AuditTarget
+from .block import Block
+from .catalog import Catalog
+from .catalog_apps import CatalogApps
+from .catalog_data import CatalogData
+from .catalog_models import CatalogModels
+from .catalog_runtime_versions import CatalogRuntimeVersions
+from .category import Category
+from .change_kind import ChangeKind
+from .checkpoint import Checkpoint
+from .config_selection import ConfigSelection
+from .config_selection_applied import ConfigSelectionApplied
+from .config_selection_requested import ConfigSelectionRequested
+from .conversation import Conversation
+from .conversation_create_request import ConversationCreateRequest
+from .conversation_create_request_labels_type_0 import ConversationCreateRequestLabelsType0
+from .conversation_data import ConversationData
+from .conversation_labels import ConversationLabels
+from .conversation_list import ConversationList
+from .conversation_status import ConversationStatus
+from .conversation_wake_response import ConversationWakeResponse
+from .conversation_wake_response_data import ConversationWakeResponseData
+from .created_key import CreatedKey
+from .created_key_data import CreatedKeyData
+from .credential_set_create import CredentialSetCreate
+from .credential_set_update import CredentialSetUpdate
+from .credential_value import CredentialValue
+from .credit_ledger_entry import CreditLedgerEntry
+from .credit_rates import CreditRates
+from .credits_ import Credits
+from .credits_response import CreditsResponse
+from .delivery import Delivery
+from .delivery_page_meta import DeliveryPageMeta
+from .delivery_status import DeliveryStatus
+from .egress_event import EgressEvent
+from .egress_event_list import EgressEventList
+from .email_change_pending import EmailChangePending
+from .email_change_pending_data import EmailChangePendingData
+from .email_change_request import EmailChangeRequest
+from .endpoint_status import EndpointStatus
+from .environment import Environment
+from .environment_create import EnvironmentCreate
+from .environment_create_env_vars_type_0 import EnvironmentCreateEnvVarsType0
+from .environment_create_metadata_type_0 import EnvironmentCreateMetadataType0
+from .environment_create_packages_type_0 import EnvironmentCreatePackagesType0
+from .environment_data import EnvironmentData
+from .environment_env_vars import EnvironmentEnvVars
+from .environment_list import EnvironmentList
+from .environment_metadata import EnvironmentMetadata
+from .environment_packages import EnvironmentPackages
+from .environment_secret_value import EnvironmentSecretValue
+from .environment_update import EnvironmentUpdate
+from .environment_update_env_vars_type_0 import EnvironmentUpdateEnvVarsType0
+from .environment_update_metadata_type_0 import EnvironmentUpdateMetadataType0
+from .environment_update_packages_type_0 import EnvironmentUpdatePackagesType0
+from .error import Error
+from .error_errors_type_0 import ErrorErrorsType0
+from .event_kind import EventKind
+from .execution_limits import ExecutionLimits
+from .file_encoding import FileEncoding
+from .first_request import FirstRequest
+from .first_request_placeholders import FirstRequestPlaceholders
+from .grant_status import GrantStatus
+from .history_entry import HistoryEntry
+from .history_entry_list import HistoryEntryList
+from .hit_type import HitType
+from .image_input import ImageInput
+from .image_media_type import ImageMediaType
+from .inference import Inference
+from .inference_credential_set import InferenceCredentialSet
+from .inference_credential_set_data import InferenceCredentialSetData
+from .inference_credential_set_list import InferenceCredentialSetList
+from .inference_credential_status import InferenceCredentialStatus
+from .inference_credential_status_data import InferenceCredentialStatusData
+from .inference_credential_status_list import InferenceCredentialStatusList
+from .inference_origin import InferenceOrigin
+from .inference_scope import InferenceScope
+from .interrupt_response import InterruptResponse
+from .interrupt_response_data import InterruptResponseData
+from .labels_patch import LabelsPatch
+from .labels_patch_labels import LabelsPatchLabels
+from .ledger_reason import LedgerReason
+from .list_webhook_deliveries_status import ListWebhookDeliveriesStatus
+from .liveness_response import LivenessResponse
+from .liveness_status import LivenessStatus
+from .log_event import LogEvent
+from .log_event_list_response import LogEventListResponse
+from .log_event_page import LogEventPage
+from .login_request import LoginRequest
+from .machine_state_view import MachineStateView
+from .mcp_server import McpServer
+from .mcp_server_entry import McpServerEntry
+from .mcp_server_entry_env_item import McpServerEntryEnvItem
+from .mcp_server_entry_headers_item import McpServerEntryHeadersItem
+from .me import Me
+from .me_data import MeData
+from .me_key import MeKey
+from .message import Message
+from .message_data import MessageData
+from .networking_config import NetworkingConfig
+from .networking_type import NetworkingType
+from .not_acceptable import NotAcceptable
+from .not_acceptable_errors import NotAcceptableErrors
+from .openai_grant import OpenaiGrant
+from .page_meta import PageMeta
+from .page_order import PageOrder
+from .password_change_request import PasswordChangeRequest
+from .permission_answer_request import PermissionAnswerRequest
+from .permission_policy import PermissionPolicy
+from .permission_policy_additional_property import PermissionPolicyAdditionalProperty
+from .prompt_request import PromptRequest
+from .prompt_response import PromptResponse
+from .prompt_response_data import PromptResponseData
+from .provider_kind import ProviderKind
+from .readiness_response import ReadinessResponse
+from .readiness_response_checks import ReadinessResponseChecks
+from .readiness_status import ReadinessStatus
+from .reapply_request import ReapplyRequest
+from .register_request import RegisterRequest
+from .registered import Registered
+from .registered_data import RegisteredData
+from .report_status import ReportStatus
+from .repository import Repository
+from .role import Role
+from .runner import Runner
+from .runtime import Runtime
+from .runtime_version import RuntimeVersion
+from .sandbox import Sandbox
+from .sandbox_change import SandboxChange
+from .sandbox_changes_response import SandboxChangesResponse
+from .sandbox_conversation import SandboxConversation
+from .sandbox_data import SandboxData
+from .sandbox_detail import SandboxDetail
+from .sandbox_detail_data import SandboxDetailData
+from .sandbox_diff import SandboxDiff
+from .sandbox_diff_data import SandboxDiffData
+from .sandbox_file import SandboxFile
+from .sandbox_file_data import SandboxFileData
+from .sandbox_list import SandboxList
+from .sandbox_mode import SandboxMode
+from .sandbox_providers import SandboxProviders
+from .sandbox_request import SandboxRequest
+from .sandbox_request_data import SandboxRequestData
+from .sandbox_request_list import SandboxRequestList
+from .sandbox_request_status import SandboxRequestStatus
+from .sandbox_state import SandboxState
+from .sandbox_status import SandboxStatus
+from .sandbox_status_response import SandboxStatusResponse
+from .scope import Scope
+from .screenshot_media_type import ScreenshotMediaType
+from .search_hit import SearchHit
+from .search_hit_list import SearchHitList
+from .secret import Secret
+from .secret_data import SecretData
+from .secret_list import SecretList
+from .selection_status import SelectionStatus
+from .session_config import SessionConfig
+from .session_config_option import SessionConfigOption
+from .stage_state_name import StageStateName
+from .stream_log_event import StreamLogEvent
+from .support_report import SupportReport
+from .support_report_data import SupportReportData
+from .support_report_list import SupportReportList
+from .support_report_request import SupportReportRequest
+from .support_report_request_context_type_0 import SupportReportRequestContextType0
+from .team_message_request import TeamMessageRequest
+from .team_message_request_labels_type_0 import TeamMessageRequestLabelsType0
+from .team_message_response import TeamMessageResponse
+from .team_message_response_data import TeamMessageResponseData
+from .team_schedule import TeamSchedule
+from .team_schedule_create_request import TeamScheduleCreateRequest
+from .team_schedule_data import TeamScheduleData
+from .team_schedule_list import TeamScheduleList
+from .team_schedule_update_request import TeamScheduleUpdateRequest
+from .teammate import Teammate
+from .teammate_data import TeammateData
+from .teammate_list import TeammateList
+from .teammate_request import TeammateRequest
+from .turn import Turn
+from .turn_list_response import TurnListResponse
+from .turn_origin import TurnOrigin
+from .turn_status import TurnStatus
+from .turn_usage import TurnUsage
+from .turn_usage_accounting_type_0 import TurnUsageAccountingType0
+from .vault import Vault
+from .vault_copy_request import VaultCopyRequest
+from .vault_create import VaultCreate
+from .vault_create_metadata_type_0 import VaultCreateMetadataType0
+from .vault_data import VaultData
+from .vault_list import VaultList
+from .vault_metadata import VaultMetadata
+from .vault_secret import VaultSecret
+from .vault_secret_data import VaultSecretData
+from .vault_secret_list import VaultSecretList
+from .vault_secret_value import VaultSecretValue
+from .vault_update import VaultUpdate
+from .vault_update_metadata_type_0 import VaultUpdateMetadataType0
+from .verify_email_request import VerifyEmailRequest
+from .verify_email_response import VerifyEmailResponse
+from .wake_status import WakeStatus
+from .webhook_attempt import WebhookAttempt
+from .webhook_delivery import WebhookDelivery
+from .webhook_delivery_data import WebhookDeliveryData
+from .webhook_delivery_list import WebhookDeliveryList
+from .webhook_endpoint import WebhookEndpoint
+from .webhook_endpoint_create_request import WebhookEndpointCreateRequest
+from .webhook_endpoint_data import WebhookEndpointData
+from .webhook_endpoint_list import WebhookEndpointList
+from .webhook_endpoint_update_request import WebhookEndpointUpdateRequest
+from .webhook_endpoint_with_secret import WebhookEndpointWithSecret
+from .webhook_endpoint_with_secret_data import WebhookEndpointWithSecretData
+
+__all__ = (
+    "ActorType",
+    "Agent",
+    "AgentCreate",
+    "AgentCreateMetadataType0",
+    "AgentData",
+    "AgentList",
+    "AgentRollbackRequest",
+    "AgentSpec",
+    "AgentSpecMetadata",
+    "AgentUpdate",
+    "AgentUpdateMetadataType0",
+    "AgentVersion",
+    "AgentVersionList",
+    "ApiAccess",
+    "ApiKey",
+    "ApiKeyList",
+    "ApiKeyRequest",
+    "AttemptError",
+    "AttemptTrigger",
+    "AuditActor",
+    "AuditEvent",
+    "AuditEventPage",
+    "AuditTarget",
+    "Block",
+    "Catalog",
+    "CatalogApps",
+    "CatalogData",
+    "CatalogModels",
+    "CatalogRuntimeVersions",
+    "Category",
+    "ChangeKind",
+    "Checkpoint",
+    "ConfigSelection",
+    "ConfigSelectionApplied",
+    "ConfigSelectionRequested",
+    "Conversation",
+    "ConversationCreateRequest",
+    "ConversationCreateRequestLabelsType0",
+    "ConversationData",
+    "ConversationLabels",
+    "ConversationList",
+    "ConversationStatus",
+    "ConversationWakeResponse",
+    "ConversationWakeResponseData",
+    "CreatedKey",
+    "CreatedKeyData",
+    "CredentialSetCreate",
+    "CredentialSetUpdate",
+    "CredentialValue",
+    "CreditLedgerEntry",
+    "CreditRates",
+    "Credits",
+    "CreditsResponse",
+    "Delivery",
+    "DeliveryPageMeta",
+    "DeliveryStatus",
+    "EgressEvent",
+    "EgressEventList",
+    "EmailChangePending",
+    "EmailChangePendingData",
+    "EmailChangeRequest",
+    "EndpointStatus",
+    "Environment",
+    "EnvironmentCreate",
+    "EnvironmentCreateEnvVarsType0",
+    "EnvironmentCreateMetadataType0",
+    "EnvironmentCreatePackagesType0",
+    "EnvironmentData",
+    "EnvironmentEnvVars",
+    "EnvironmentList",
+    "EnvironmentMetadata",
+    "EnvironmentPackages",
+    "EnvironmentSecretValue",
+    "EnvironmentUpdate",
+    "EnvironmentUpdateEnvVarsType0",
+    "EnvironmentUpdateMetadataType0",
+    "EnvironmentUpdatePackagesType0",
+    "Error",
+    "ErrorErrorsType0",
+    "EventKind",
+    "ExecutionLimits",
+    "FileEncoding",
+    "FirstRequest",
+    "FirstRequestPlaceholders",
+    "GrantStatus",
+    "HistoryEntry",
+    "HistoryEntryList",
+    "HitType",
+    "ImageInput",
+    "ImageMediaType",
+    "Inference",
+    "InferenceCredentialSet",
+    "InferenceCredentialSetData",
+    "InferenceCredentialSetList",
+    "InferenceCredentialStatus",
+    "InferenceCredentialStatusData",
+    "InferenceCredentialStatusList",
+    "InferenceOrigin",
+    "InferenceScope",
+    "InterruptResponse",
+    "InterruptResponseData",
+    "LabelsPatch",
+    "LabelsPatchLabels",
+    "LedgerReason",
+    "ListWebhookDeliveriesStatus",
+    "LivenessResponse",
+    "LivenessStatus",
+    "LogEvent",
+    "LogEventListResponse",
+    "LogEventPage",
+    "LoginRequest",
+    "MachineStateView",
+    "McpServer",
+    "McpServerEntry",
+    "McpServerEntryEnvItem",
+    "McpServerEntryHeadersItem",
+    "Me",
+    "MeData",
+    "MeKey",
+    "Message",
+    "MessageData",
+    "NetworkingConfig",
+    "NetworkingType",
+    "NotAcceptable",
+    "NotAcceptableErrors",
+    "OpenaiGrant",
+    "PageMeta",
+    "PageOrder",
+    "PasswordChangeRequest",
+    "PermissionAnswerRequest",
+    "PermissionPolicy",
+    "PermissionPolicyAdditionalProperty",
+    "PromptRequest",
+    "PromptResponse",
+    "PromptResponseData",
+    "ProviderKind",
+    "ReadinessResponse",
+    "ReadinessResponseChecks",
+    "ReadinessStatus",
+    "ReapplyRequest",
+    "Registered",
+    "RegisteredData",
+    "RegisterRequest",
+    "ReportStatus",
+    "Repository",
+    "Role",
+    "Runner",
+    "Runtime",
+    "RuntimeVersion",
+    "Sandbox",
+    "SandboxChange",
+    "SandboxChangesResponse",
+    "SandboxConversation",
+    "SandboxData",
+    "SandboxDetail",
+    "SandboxDetailData",
+    "SandboxDiff",
+    "SandboxDiffData",
+    "SandboxFile",
+    "SandboxFileData",
+    "SandboxList",
+    "SandboxMode",
+    "SandboxProviders",
+    "SandboxRequest",
+    "SandboxRequestData",
+    "SandboxRequestList",
+    "SandboxRequestStatus",
+    "SandboxState",
+    "SandboxStatus",
+    "SandboxStatusResponse",
+    "Scope",
+    "ScreenshotMediaType",
+    "SearchHit",
+    "SearchHitList",
+    "Secret",
+    "SecretData",
+    "SecretList",
+    "SelectionStatus",
+    "SessionConfig",
+    "SessionConfigOption",
+    "StageStateName",
+    "StreamLogEvent",
+    "SupportReport",
+    "SupportReportData",
+    "SupportReportList",
+    "SupportReportRequest",
+    "SupportReportRequestContextType0",
+    "Teammate",
+    "TeammateData",
+    "TeammateList",
+    "TeammateRequest",
+    "TeamMessageRequest",
+    "TeamMessageRequestLabelsType0",
+    "TeamMessageResponse",
+    "TeamMessageResponseData",
+    "TeamSchedule",
+    "TeamScheduleCreateRequest",
+    "TeamScheduleData",
+    "TeamScheduleList",
+    "TeamScheduleUpdateRequest",
+    "Turn",
+    "TurnListResponse",
+    "TurnOrigin",
+    "TurnStatus",
+    "TurnUsage",
+    "TurnUsageAccountingType0",
+    "Vault",
+    "VaultCopyRequest",
+    "VaultCreate",
+    "VaultCreateMetadataType0",
+    "VaultData",
+    "VaultList",
+    "VaultMetadata",
+    "VaultSecret",
+    "VaultSecretData",
+    "VaultSecretList",
+    "VaultSecretValue",
+    "VaultUpdate",
+    "VaultUpdateMetadataType0",
+    "VerifyEmailRequest",
+    "VerifyEmailResponse",
+    "WakeStatus",
+    "WebhookAttempt",
+    "WebhookDelivery",
+    "WebhookDeliveryData",
+    "WebhookDeliveryList",
+    "WebhookEndpoint",
+    "WebhookEndpointCreateRequest",
+    "WebhookEndpointData",
+    "WebhookEndpointList",
+    "WebhookEndpointUpdateRequest",
+    "WebhookEndpointWithSecret",
+    "WebhookEndpointWithSecretData",
+)

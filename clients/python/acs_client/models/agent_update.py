@@ -1,0 +1,649 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+from uuid import UUID
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.runtime import Runtime
+from ..models.sandbox_mode import SandboxMode
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.agent_update_metadata_type_0 import AgentUpdateMetadataType0
+    from ..models.execution_limits import ExecutionLimits
+    from ..models.mcp_server_entry import McpServerEntry
+    from ..models.permission_policy import PermissionPolicy
+    from ..models.session_config import SessionConfig
+
+
+T = TypeVar("T", bound="AgentUpdate")
+
+
+@_attrs_define
+class AgentUpdate:
+    """PATCH body: an omitted field is unchanged; null clears a nullable field
+    (and resets `sandbox_mode`, `mcp_servers`, `skills`, `metadata` to their defaults).
+
+        Attributes:
+            allowed_environment_ids (list[UUID] | None | Unset):
+            allowed_inference_credential_ids (list[UUID] | None | Unset):
+            allowed_vault_ids (list[UUID] | None | Unset):
+            command (list[str] | None | Unset):
+            description (None | str | Unset):
+            environment_id (None | Unset | UUID):
+            execution_limits (ExecutionLimits | None | Unset):
+            inference_credential_id (None | Unset | UUID):
+            mcp_servers (list[McpServerEntry] | None | Unset):
+            metadata (AgentUpdateMetadataType0 | None | Unset):
+            model (None | str | Unset):
+            name (None | str | Unset):
+            permission_policy (None | PermissionPolicy | Unset):
+            runtime (None | Runtime | Unset):
+            sandbox_mode (None | SandboxMode | Unset):
+            session_config (None | SessionConfig | Unset):
+            skills (list[Any] | None | Unset):
+            system_prompt (None | str | Unset):
+            vault_id (None | Unset | UUID):
+    """
+
+    allowed_environment_ids: list[UUID] | None | Unset = UNSET
+    allowed_inference_credential_ids: list[UUID] | None | Unset = UNSET
+    allowed_vault_ids: list[UUID] | None | Unset = UNSET
+    command: list[str] | None | Unset = UNSET
+    description: None | str | Unset = UNSET
+    environment_id: None | Unset | UUID = UNSET
+    execution_limits: ExecutionLimits | None | Unset = UNSET
+    inference_credential_id: None | Unset | UUID = UNSET
+    mcp_servers: list[McpServerEntry] | None | Unset = UNSET
+    metadata: AgentUpdateMetadataType0 | None | Unset = UNSET
+    model: None | str | Unset = UNSET
+    name: None | str | Unset = UNSET
+    permission_policy: None | PermissionPolicy | Unset = UNSET
+    runtime: None | Runtime | Unset = UNSET
+    sandbox_mode: None | SandboxMode | Unset = UNSET
+    session_config: None | SessionConfig | Unset = UNSET
+    skills: list[Any] | None | Unset = UNSET
+    system_prompt: None | str | Unset = UNSET
+    vault_id: None | Unset | UUID = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        from ..models.agent_update_metadata_type_0 import AgentUpdateMetadataType0  # noqa: PLC0415
+        from ..models.execution_limits import ExecutionLimits  # noqa: PLC0415
+        from ..models.permission_policy import PermissionPolicy  # noqa: PLC0415
+        from ..models.session_config import SessionConfig  # noqa: PLC0415
+
+        allowed_environment_ids: list[str] | None | Unset
+        if isinstance(self.allowed_environment_ids, Unset):
+            allowed_environment_ids = UNSET
+        elif isinstance(self.allowed_environment_ids, list):
+            allowed_environment_ids = []
+            for allowed_environment_ids_type_0_item_data in self.allowed_environment_ids:
+                allowed_environment_ids_type_0_item = str(allowed_environment_ids_type_0_item_data)
+                allowed_environment_ids.append(allowed_environment_ids_type_0_item)
+
+        else:
+            allowed_environment_ids = self.allowed_environment_ids
+
+        allowed_inference_credential_ids: list[str] | None | Unset
+        if isinstance(self.allowed_inference_credential_ids, Unset):
+            allowed_inference_credential_ids = UNSET
+        elif isinstance(self.allowed_inference_credential_ids, list):
+            allowed_inference_credential_ids = []
+            for allowed_inference_credential_ids_type_0_item_data in self.allowed_inference_credential_ids:
+                allowed_inference_credential_ids_type_0_item = str(allowed_inference_credential_ids_type_0_item_data)
+                allowed_inference_credential_ids.append(allowed_inference_credential_ids_type_0_item)
+
+        else:
+            allowed_inference_credential_ids = self.allowed_inference_credential_ids
+
+        allowed_vault_ids: list[str] | None | Unset
+        if isinstance(self.allowed_vault_ids, Unset):
+            allowed_vault_ids = UNSET
+        elif isinstance(self.allowed_vault_ids, list):
+            allowed_vault_ids = []
+            for allowed_vault_ids_type_0_item_data in self.allowed_vault_ids:
+                allowed_vault_ids_type_0_item = str(allowed_vault_ids_type_0_item_data)
+                allowed_vault_ids.append(allowed_vault_ids_type_0_item)
+
+        else:
+            allowed_vault_ids = self.allowed_vault_ids
+
+        command: list[str] | None | Unset
+        if isinstance(self.command, Unset):
+            command = UNSET
+        elif isinstance(self.command, list):
+            command = self.command
+
+        else:
+            command = self.command
+
+        description: None | str | Unset
+        if isinstance(self.description, Unset):
+            description = UNSET
+        else:
+            description = self.description
+
+        environment_id: None | str | Unset
+        if isinstance(self.environment_id, Unset):
+            environment_id = UNSET
+        elif isinstance(self.environment_id, UUID):
+            environment_id = str(self.environment_id)
+        else:
+            environment_id = self.environment_id
+
+        execution_limits: dict[str, Any] | None | Unset
+        if isinstance(self.execution_limits, Unset):
+            execution_limits = UNSET
+        elif isinstance(self.execution_limits, ExecutionLimits):
+            execution_limits = self.execution_limits.to_dict()
+        else:
+            execution_limits = self.execution_limits
+
+        inference_credential_id: None | str | Unset
+        if isinstance(self.inference_credential_id, Unset):
+            inference_credential_id = UNSET
+        elif isinstance(self.inference_credential_id, UUID):
+            inference_credential_id = str(self.inference_credential_id)
+        else:
+            inference_credential_id = self.inference_credential_id
+
+        mcp_servers: list[dict[str, Any]] | None | Unset
+        if isinstance(self.mcp_servers, Unset):
+            mcp_servers = UNSET
+        elif isinstance(self.mcp_servers, list):
+            mcp_servers = []
+            for mcp_servers_type_0_item_data in self.mcp_servers:
+                mcp_servers_type_0_item = mcp_servers_type_0_item_data.to_dict()
+                mcp_servers.append(mcp_servers_type_0_item)
+
+        else:
+            mcp_servers = self.mcp_servers
+
+        metadata: dict[str, Any] | None | Unset
+        if isinstance(self.metadata, Unset):
+            metadata = UNSET
+        elif isinstance(self.metadata, AgentUpdateMetadataType0):
+            metadata = self.metadata.to_dict()
+        else:
+            metadata = self.metadata
+
+        model: None | str | Unset
+        if isinstance(self.model, Unset):
+            model = UNSET
+        else:
+            model = self.model
+
+        name: None | str | Unset
+        if isinstance(self.name, Unset):
+            name = UNSET
+        else:
+            name = self.name
+
+        permission_policy: dict[str, Any] | None | Unset
+        if isinstance(self.permission_policy, Unset):
+            permission_policy = UNSET
+        elif isinstance(self.permission_policy, PermissionPolicy):
+            permission_policy = self.permission_policy.to_dict()
+        else:
+            permission_policy = self.permission_policy
+
+        runtime: None | str | Unset
+        if isinstance(self.runtime, Unset):
+            runtime = UNSET
+        elif isinstance(self.runtime, Runtime):
+            runtime = self.runtime.value
+        else:
+            runtime = self.runtime
+
+        sandbox_mode: None | str | Unset
+        if isinstance(self.sandbox_mode, Unset):
+            sandbox_mode = UNSET
+        elif isinstance(self.sandbox_mode, SandboxMode):
+            sandbox_mode = self.sandbox_mode.value
+        else:
+            sandbox_mode = self.sandbox_mode
+
+        session_config: dict[str, Any] | None | Unset
+        if isinstance(self.session_config, Unset):
+            session_config = UNSET
+        elif isinstance(self.session_config, SessionConfig):
+            session_config = self.session_config.to_dict()
+        else:
+            session_config = self.session_config
+
+        skills: list[Any] | None | Unset
+        if isinstance(self.skills, Unset):
+            skills = UNSET
+        elif isinstance(self.skills, list):
+            skills = self.skills
+
+        else:
+            skills = self.skills
+
+        system_prompt: None | str | Unset
+        if isinstance(self.system_prompt, Unset):
+            system_prompt = UNSET
+        else:
+            system_prompt = self.system_prompt
+
+        vault_id: None | str | Unset
+        if isinstance(self.vault_id, Unset):
+            vault_id = UNSET
+        elif isinstance(self.vault_id, UUID):
+            vault_id = str(self.vault_id)
+        else:
+            vault_id = self.vault_id
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({})
+        if allowed_environment_ids is not UNSET:
+            field_dict["allowed_environment_ids"] = allowed_environment_ids
+        if allowed_inference_credential_ids is not UNSET:
+            field_dict["allowed_inference_credential_ids"] = allowed_inference_credential_ids
+        if allowed_vault_ids is not UNSET:
+            field_dict["allowed_vault_ids"] = allowed_vault_ids
+        if command is not UNSET:
+            field_dict["command"] = command
+        if description is not UNSET:
+            field_dict["description"] = description
+        if environment_id is not UNSET:
+            field_dict["environment_id"] = environment_id
+        if execution_limits is not UNSET:
+            field_dict["execution_limits"] = execution_limits
+        if inference_credential_id is not UNSET:
+            field_dict["inference_credential_id"] = inference_credential_id
+        if mcp_servers is not UNSET:
+            field_dict["mcp_servers"] = mcp_servers
+        if metadata is not UNSET:
+            field_dict["metadata"] = metadata
+        if model is not UNSET:
+            field_dict["model"] = model
+        if name is not UNSET:
+            field_dict["name"] = name
+        if permission_policy is not UNSET:
+            field_dict["permission_policy"] = permission_policy
+        if runtime is not UNSET:
+            field_dict["runtime"] = runtime
+        if sandbox_mode is not UNSET:
+            field_dict["sandbox_mode"] = sandbox_mode
+        if session_config is not UNSET:
+            field_dict["session_config"] = session_config
+        if skills is not UNSET:
+            field_dict["skills"] = skills
+        if system_prompt is not UNSET:
+            field_dict["system_prompt"] = system_prompt
+        if vault_id is not UNSET:
+            field_dict["vault_id"] = vault_id
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.agent_update_metadata_type_0 import AgentUpdateMetadataType0  # noqa: PLC0415
+        from ..models.execution_limits import ExecutionLimits  # noqa: PLC0415
+        from ..models.mcp_server_entry import McpServerEntry  # noqa: PLC0415
+        from ..models.permission_policy import PermissionPolicy  # noqa: PLC0415
+        from ..models.session_config import SessionConfig  # noqa: PLC0415
+
+        d = dict(src_dict)
+
+        def _parse_allowed_environment_ids(data: object) -> list[UUID] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                allowed_environment_ids_type_0 = []
+                _allowed_environment_ids_type_0 = data
+                for allowed_environment_ids_type_0_item_data in _allowed_environment_ids_type_0:
+                    allowed_environment_ids_type_0_item = UUID(allowed_environment_ids_type_0_item_data)
+
+                    allowed_environment_ids_type_0.append(allowed_environment_ids_type_0_item)
+
+                return allowed_environment_ids_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[UUID] | None | Unset, data)
+
+        allowed_environment_ids = _parse_allowed_environment_ids(d.pop("allowed_environment_ids", UNSET))
+
+        def _parse_allowed_inference_credential_ids(data: object) -> list[UUID] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                allowed_inference_credential_ids_type_0 = []
+                _allowed_inference_credential_ids_type_0 = data
+                for allowed_inference_credential_ids_type_0_item_data in _allowed_inference_credential_ids_type_0:
+                    allowed_inference_credential_ids_type_0_item = UUID(
+                        allowed_inference_credential_ids_type_0_item_data
+                    )
+
+                    allowed_inference_credential_ids_type_0.append(allowed_inference_credential_ids_type_0_item)
+
+                return allowed_inference_credential_ids_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[UUID] | None | Unset, data)
+
+        allowed_inference_credential_ids = _parse_allowed_inference_credential_ids(
+            d.pop("allowed_inference_credential_ids", UNSET)
+        )
+
+        def _parse_allowed_vault_ids(data: object) -> list[UUID] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                allowed_vault_ids_type_0 = []
+                _allowed_vault_ids_type_0 = data
+                for allowed_vault_ids_type_0_item_data in _allowed_vault_ids_type_0:
+                    allowed_vault_ids_type_0_item = UUID(allowed_vault_ids_type_0_item_data)
+
+                    allowed_vault_ids_type_0.append(allowed_vault_ids_type_0_item)
+
+                return allowed_vault_ids_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[UUID] | None | Unset, data)
+
+        allowed_vault_ids = _parse_allowed_vault_ids(d.pop("allowed_vault_ids", UNSET))
+
+        def _parse_command(data: object) -> list[str] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                command_type_0 = cast(list[str], data)
+
+                return command_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[str] | None | Unset, data)
+
+        command = _parse_command(d.pop("command", UNSET))
+
+        def _parse_description(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        description = _parse_description(d.pop("description", UNSET))
+
+        def _parse_environment_id(data: object) -> None | Unset | UUID:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                environment_id_type_0 = UUID(data)
+
+                return environment_id_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Unset | UUID, data)
+
+        environment_id = _parse_environment_id(d.pop("environment_id", UNSET))
+
+        def _parse_execution_limits(data: object) -> ExecutionLimits | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                execution_limits_type_0 = ExecutionLimits.from_dict(data)
+
+                return execution_limits_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(ExecutionLimits | None | Unset, data)
+
+        execution_limits = _parse_execution_limits(d.pop("execution_limits", UNSET))
+
+        def _parse_inference_credential_id(data: object) -> None | Unset | UUID:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                inference_credential_id_type_0 = UUID(data)
+
+                return inference_credential_id_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Unset | UUID, data)
+
+        inference_credential_id = _parse_inference_credential_id(d.pop("inference_credential_id", UNSET))
+
+        def _parse_mcp_servers(data: object) -> list[McpServerEntry] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                mcp_servers_type_0 = []
+                _mcp_servers_type_0 = data
+                for mcp_servers_type_0_item_data in _mcp_servers_type_0:
+                    mcp_servers_type_0_item = McpServerEntry.from_dict(mcp_servers_type_0_item_data)
+
+                    mcp_servers_type_0.append(mcp_servers_type_0_item)
+
+                return mcp_servers_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[McpServerEntry] | None | Unset, data)
+
+        mcp_servers = _parse_mcp_servers(d.pop("mcp_servers", UNSET))
+
+        def _parse_metadata(data: object) -> AgentUpdateMetadataType0 | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                metadata_type_0 = AgentUpdateMetadataType0.from_dict(data)
+
+                return metadata_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(AgentUpdateMetadataType0 | None | Unset, data)
+
+        metadata = _parse_metadata(d.pop("metadata", UNSET))
+
+        def _parse_model(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        model = _parse_model(d.pop("model", UNSET))
+
+        def _parse_name(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        name = _parse_name(d.pop("name", UNSET))
+
+        def _parse_permission_policy(data: object) -> None | PermissionPolicy | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                permission_policy_type_0 = PermissionPolicy.from_dict(data)
+
+                return permission_policy_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | PermissionPolicy | Unset, data)
+
+        permission_policy = _parse_permission_policy(d.pop("permission_policy", UNSET))
+
+        def _parse_runtime(data: object) -> None | Runtime | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                runtime_type_0 = Runtime(data)
+
+                return runtime_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Runtime | Unset, data)
+
+        runtime = _parse_runtime(d.pop("runtime", UNSET))
+
+        def _parse_sandbox_mode(data: object) -> None | SandboxMode | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                sandbox_mode_type_0 = SandboxMode(data)
+
+                return sandbox_mode_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | SandboxMode | Unset, data)
+
+        sandbox_mode = _parse_sandbox_mode(d.pop("sandbox_mode", UNSET))
+
+        def _parse_session_config(data: object) -> None | SessionConfig | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                session_config_type_0 = SessionConfig.from_dict(data)
+
+                return session_config_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | SessionConfig | Unset, data)
+
+        session_config = _parse_session_config(d.pop("session_config", UNSET))
+
+        def _parse_skills(data: object) -> list[Any] | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, list):
+                    raise TypeError()
+                skills_type_0 = cast(list[Any], data)
+
+                return skills_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(list[Any] | None | Unset, data)
+
+        skills = _parse_skills(d.pop("skills", UNSET))
+
+        def _parse_system_prompt(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        system_prompt = _parse_system_prompt(d.pop("system_prompt", UNSET))
+
+        def _parse_vault_id(data: object) -> None | Unset | UUID:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                vault_id_type_0 = UUID(data)
+
+                return vault_id_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Unset | UUID, data)
+
+        vault_id = _parse_vault_id(d.pop("vault_id", UNSET))
+
+        agent_update = cls(
+            allowed_environment_ids=allowed_environment_ids,
+            allowed_inference_credential_ids=allowed_inference_credential_ids,
+            allowed_vault_ids=allowed_vault_ids,
+            command=command,
+            description=description,
+            environment_id=environment_id,
+            execution_limits=execution_limits,
+            inference_credential_id=inference_credential_id,
+            mcp_servers=mcp_servers,
+            metadata=metadata,
+            model=model,
+            name=name,
+            permission_policy=permission_policy,
+            runtime=runtime,
+            sandbox_mode=sandbox_mode,
+            session_config=session_config,
+            skills=skills,
+            system_prompt=system_prompt,
+            vault_id=vault_id,
+        )
+
+        agent_update.additional_properties = d
+        return agent_update
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

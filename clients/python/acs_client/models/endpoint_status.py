@@ -1,0 +1,9 @@
+from enum import StrEnum
+
+
+class EndpointStatus(StrEnum):
+    ACTIVE = "active"
+    DISABLED = "disabled"
+
+    def __str__(self) -> str:
+        return str(self.value)

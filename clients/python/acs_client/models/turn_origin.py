@@ -1,0 +1,9 @@
+from enum import StrEnum
+
+
+class TurnOrigin(StrEnum):
+    API = "api"
+    AUTONOMOUS = "autonomous"
+
+    def __str__(self) -> str:
+        return str(self.value)
