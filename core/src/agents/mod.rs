@@ -648,48 +648,6 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(rollback))
 }
 
-#[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    fn spec(body: Value) -> AgentSpec {
-        AgentSpec::try_from(serde_json::from_value::<AgentCreate>(body).unwrap()).unwrap()
-    }
-
-    #[test]
-    fn patch_distinguishes_absent_from_null() {
-        let base = spec(json!({"name": "a", "runtime": "claude", "model": "anthropic/x", "allowed_vault_ids": []}));
-        let same = apply_update(base.clone(), serde_json::from_value(json!({})).unwrap()).unwrap();
-        assert_eq!(same, base);
-        let cleared = apply_update(
-            base.clone(),
-            serde_json::from_value(json!({"model": null, "allowed_vault_ids": null})).unwrap(),
-        )
-        .unwrap();
-        assert_eq!(cleared.model, None);
-        assert_eq!(cleared.allowed_vault_ids, None);
-        assert!(apply_update(base, serde_json::from_value(json!({"name": null})).unwrap()).is_err());
-    }
-
-    #[test]
-    fn whole_spec_validation() {
-        assert!(validate(&spec(json!({"name": "a", "runtime": "acp", "command": ["agent"]}))).is_ok());
-        let e = validate(&spec(json!({"name": "a", "runtime": "acp"}))).unwrap_err();
-        assert!(e.errors.as_ref().unwrap().contains_key("command"));
-        let e = validate(&spec(json!({"name": "a", "runtime": "acp", "command": ["x"], "model": "anthropic/x"})))
-            .unwrap_err();
-        assert_eq!(e.error, "model_invalid");
-        let e =
-            validate(&spec(json!({"name": "a", "runtime": "claude", "session_config": {"model": "x"}}))).unwrap_err();
-        assert_eq!(e.error, "session_config_invalid");
-        let e = validate(&spec(json!({"name": "a", "runtime": "claude", "permission_policy": {"execute": "maybe"}})))
-            .unwrap_err();
-        assert!(e.errors.as_ref().unwrap().contains_key("permission_policy"));
-    }
-}
-
 /// `session_config` (spec 2.9): adapter option id -> value, at most 16.
 pub struct SessionConfig;
 
@@ -800,3 +758,45 @@ impl utoipa::PartialSchema for McpServerEntry {
 }
 
 impl ToSchema for McpServerEntry {}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn spec(body: Value) -> AgentSpec {
+        AgentSpec::try_from(serde_json::from_value::<AgentCreate>(body).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn patch_distinguishes_absent_from_null() {
+        let base = spec(json!({"name": "a", "runtime": "claude", "model": "anthropic/x", "allowed_vault_ids": []}));
+        let same = apply_update(base.clone(), serde_json::from_value(json!({})).unwrap()).unwrap();
+        assert_eq!(same, base);
+        let cleared = apply_update(
+            base.clone(),
+            serde_json::from_value(json!({"model": null, "allowed_vault_ids": null})).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(cleared.model, None);
+        assert_eq!(cleared.allowed_vault_ids, None);
+        assert!(apply_update(base, serde_json::from_value(json!({"name": null})).unwrap()).is_err());
+    }
+
+    #[test]
+    fn whole_spec_validation() {
+        assert!(validate(&spec(json!({"name": "a", "runtime": "acp", "command": ["agent"]}))).is_ok());
+        let e = validate(&spec(json!({"name": "a", "runtime": "acp"}))).unwrap_err();
+        assert!(e.errors.as_ref().unwrap().contains_key("command"));
+        let e = validate(&spec(json!({"name": "a", "runtime": "acp", "command": ["x"], "model": "anthropic/x"})))
+            .unwrap_err();
+        assert_eq!(e.error, "model_invalid");
+        let e =
+            validate(&spec(json!({"name": "a", "runtime": "claude", "session_config": {"model": "x"}}))).unwrap_err();
+        assert_eq!(e.error, "session_config_invalid");
+        let e = validate(&spec(json!({"name": "a", "runtime": "claude", "permission_policy": {"execute": "maybe"}})))
+            .unwrap_err();
+        assert!(e.errors.as_ref().unwrap().contains_key("permission_policy"));
+    }
+}
