@@ -118,6 +118,10 @@ async fn nul_bytes_are_refused(b: Backend) {
     assert!(r.body["errors"]["context.k[0]"].is_array(), "{}", r.text);
     let r = app.register("nul\u{0}@example.com", "correct horse").await;
     assert_error(&r, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed");
+    // In a query string too: PostgreSQL refused the search pattern with a 500 (found by scripts/fuzz).
+    let r = app.get("/api/search?q=a%00b", &u.key).await;
+    assert_error(&r, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed");
+    assert_eq!(r.body["errors"]["q"][0], "must not contain NUL bytes", "{}", r.text);
     assert_eq!(app.get("/api/keys", &u.key).await.body["data"].as_array().unwrap().len(), 1, "nothing was written");
 }
 

@@ -118,6 +118,10 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for Query<T> {
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
         let q = parts.uri.query().unwrap_or("");
+        // As in bodies: a decoded `%00` would reach PostgreSQL, which cannot take NUL in text.
+        if let Some((name, _)) = form_urlencoded_parse(q).find(|(k, v)| k.contains('\0') || v.contains('\0')) {
+            return Err(ApiError::invalid(&name.replace('\0', "\\u0000"), "must not contain NUL bytes"));
+        }
         let de = serde_urlencoded::Deserializer::new(form_urlencoded_parse(q));
         serde_path_to_error::deserialize(de).map(Query).map_err(|e| {
             let path = e.path().to_string();
