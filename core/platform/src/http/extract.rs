@@ -103,6 +103,11 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for Path<T>
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        // A NUL (only `%00` can put one in a path) names nothing, and PostgreSQL
+        // cannot compare text holding one: a lookup by it would fail with a 500.
+        if parts.uri.path().contains("%00") {
+            return Err(ApiError::not_found("Resource"));
+        }
         axum::extract::Path::<T>::from_request_parts(parts, state)
             .await
             .map(|p| Path(p.0))
