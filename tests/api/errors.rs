@@ -118,6 +118,14 @@ async fn nul_bytes_are_refused(b: Backend) {
     assert!(r.body["errors"]["context.k[0]"].is_array(), "{}", r.text);
     let r = app.register("nul\u{0}@example.com", "correct horse").await;
     assert_error(&r, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed");
+    // In a query string too: PostgreSQL refused the search pattern with a 500 (found by scripts/fuzz).
+    let r = app.get("/api/search?q=a%00b", &u.key).await;
+    assert_error(&r, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed");
+    assert_eq!(r.body["errors"]["q"][0], "must not contain NUL bytes", "{}", r.text);
+    // And in a path parameter, which names nothing then: deleting a vault secret by such a key was a 500.
+    let vault = app.post("/api/vaults", &u.key, json!({"name": "v"})).await;
+    let path = format!("/api/vaults/{}/secrets/A%00B", vault.body["data"]["id"].as_str().unwrap());
+    assert_error(&app.delete(&path, &u.key).await, StatusCode::NOT_FOUND, "not_found");
     assert_eq!(app.get("/api/keys", &u.key).await.body["data"].as_array().unwrap().len(), 1, "nothing was written");
 }
 

@@ -529,6 +529,7 @@ pub struct PermissionAnswerRequest {
     params(("id" = Uuid, Path), ("request_id" = String, Path)), request_body = PermissionAnswerRequest,
     responses((status = 204, description = "Answered"),
         (status = 404, description = "No open request with this id", body = crate::error::ErrorBody),
+        (status = 410, description = "`conversation_ended`", body = crate::error::ErrorBody),
         (status = 422, description = "`unknown_option`: not an offered `optionId`", body = crate::error::ErrorBody)))]
 async fn answer_permission(
     State(state): State<AppState>,

@@ -128,7 +128,9 @@ pub struct FileQuery {
 
 /// Reads a file (redacted). A parked sandbox answers from its snapshot with `snapshot_at`.
 #[utoipa::path(get, path = "/api/sandboxes/{id}/files", operation_id = "getSandboxFile", tag = "sandboxes", params(("id" = Uuid, Path), FileQuery),
-    responses((status = 200, description = "The file", body = Data<SandboxFile>)))]
+    responses((status = 200, description = "The file", body = Data<SandboxFile>),
+        (status = 409, description = "`sandbox_not_ready`: the sandbox is neither ready nor parked", body = crate::error::ErrorBody),
+        (status = 503, description = "`sandbox_unavailable`: the machine did not answer", body = crate::error::ErrorBody)))]
 async fn files(
     State(state): State<AppState>,
     p: Principal,
@@ -156,7 +158,9 @@ pub struct DiffParams {
 
 /// The git diff of tracked content under a path (unified, no colour, redacted).
 #[utoipa::path(get, path = "/api/sandboxes/{id}/diff", operation_id = "getSandboxDiff", tag = "sandboxes", params(("id" = Uuid, Path), DiffParams),
-    responses((status = 200, description = "The diff", body = Data<SandboxDiff>)))]
+    responses((status = 200, description = "The diff", body = Data<SandboxDiff>),
+        (status = 409, description = "`sandbox_not_ready`: the sandbox is neither ready nor parked", body = crate::error::ErrorBody),
+        (status = 503, description = "`sandbox_unavailable`: the machine did not answer", body = crate::error::ErrorBody)))]
 async fn diff(
     State(state): State<AppState>,
     p: Principal,
@@ -184,7 +188,9 @@ pub struct SandboxChangesResponse {
 
 /// git status of the repository holding `path`: one entry per changed path.
 #[utoipa::path(get, path = "/api/sandboxes/{id}/changes", operation_id = "listSandboxChanges", tag = "sandboxes", params(("id" = Uuid, Path), ChangesQuery),
-    responses((status = 200, description = "Changed paths", body = SandboxChangesResponse)))]
+    responses((status = 200, description = "Changed paths", body = SandboxChangesResponse),
+        (status = 409, description = "`sandbox_not_ready`: the sandbox is neither ready nor parked", body = crate::error::ErrorBody),
+        (status = 503, description = "`sandbox_unavailable`: the machine did not answer", body = crate::error::ErrorBody)))]
 async fn changes(
     State(state): State<AppState>,
     p: Principal,

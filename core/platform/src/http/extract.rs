@@ -103,6 +103,11 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for Path<T>
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        // A NUL (only `%00` can put one in a path) names nothing, and PostgreSQL
+        // cannot compare text holding one: a lookup by it would fail with a 500.
+        if parts.uri.path().contains("%00") {
+            return Err(ApiError::not_found("Resource"));
+        }
         axum::extract::Path::<T>::from_request_parts(parts, state)
             .await
             .map(|p| Path(p.0))
@@ -118,6 +123,10 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for Query<T> {
 
     async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
         let q = parts.uri.query().unwrap_or("");
+        // As in bodies: a decoded `%00` would reach PostgreSQL, which cannot take NUL in text.
+        if let Some((name, _)) = form_urlencoded_parse(q).find(|(k, v)| k.contains('\0') || v.contains('\0')) {
+            return Err(ApiError::invalid(&name.replace('\0', "\\u0000"), "must not contain NUL bytes"));
+        }
         let de = serde_urlencoded::Deserializer::new(form_urlencoded_parse(q));
         serde_path_to_error::deserialize(de).map(Query).map_err(|e| {
             let path = e.path().to_string();
