@@ -2021,8 +2021,16 @@ export interface components {
          * @enum {string}
          */
         EventKind: "output" | "stage";
-        /** @description Server-sent events (text/event-stream), open until the client leaves. A frame `id: <event id>` + `data: <StreamLogEvent JSON>` carries one event; resume after a drop by sending the last id seen as `Last-Event-ID`. Frames with an `event:` name and no id carry a signal, data `{"reason": "changed"}`; lines starting with `:` keep the connection alive. */
-        EventStream: string;
+        /** @description Server-sent events (text/event-stream), open until the client leaves; this schema describes one event. Lines starting with `:` keep the connection alive. */
+        EventStream: {
+            /** @description JSON: a `StreamLogEvent` for a log event, `{"reason": "changed"}` for a signal. */
+            data?: string;
+            /** @description The frame's name (`event:` line): absent for a log event; a signal's kind (`conversations`, `team`, `schedule`) whose data is `{"reason": "changed"}`. */
+            event?: string;
+            /** @description The event id (`id:` line): send the last one seen as `Last-Event-ID` to resume. Absent on signal frames. */
+            id?: string;
+            retry?: number;
+        };
         /** @description Limits of a turn or conversation; 422 `execution_limits_invalid` on another key. */
         ExecutionLimits: {
             /** Format: int64 */
@@ -5779,6 +5787,15 @@ export interface operations {
                     "application/json": components["schemas"]["NotAcceptable"];
                 };
             };
+            /** @description `conversation_ended` */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `payload_too_large`: the body is over `limits.max_body_bytes` */
             413: {
                 headers: {
@@ -7786,6 +7803,15 @@ export interface operations {
                     "application/json": components["schemas"]["NotAcceptable"];
                 };
             };
+            /** @description `sandbox_not_ready`: the sandbox is neither ready nor parked */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `validation_failed`: `errors` names each field */
             422: {
                 headers: {
@@ -7797,6 +7823,15 @@ export interface operations {
             };
             /** @description Rate limited; see `Retry-After` */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `sandbox_unavailable`: the machine did not answer */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7870,6 +7905,15 @@ export interface operations {
                     "application/json": components["schemas"]["NotAcceptable"];
                 };
             };
+            /** @description `sandbox_not_ready`: the sandbox is neither ready nor parked */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `validation_failed`: `errors` names each field */
             422: {
                 headers: {
@@ -7881,6 +7925,15 @@ export interface operations {
             };
             /** @description Rate limited; see `Retry-After` */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `sandbox_unavailable`: the machine did not answer */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8032,6 +8085,15 @@ export interface operations {
                     "application/json": components["schemas"]["NotAcceptable"];
                 };
             };
+            /** @description `sandbox_not_ready`: the sandbox is neither ready nor parked */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description `validation_failed`: `errors` names each field */
             422: {
                 headers: {
@@ -8043,6 +8105,15 @@ export interface operations {
             };
             /** @description Rate limited; see `Retry-After` */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `sandbox_unavailable`: the machine did not answer */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

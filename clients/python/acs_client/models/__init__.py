@@ -80,6 +80,7 @@ from .environment_update_packages_type_0 import EnvironmentUpdatePackagesType0
 from .error import Error
 from .error_errors_type_0 import ErrorErrorsType0
 from .event_kind import EventKind
+from .event_stream import EventStream
 from .execution_limits import ExecutionLimits
 from .file_encoding import FileEncoding
 from .first_request import FirstRequest
@@ -315,6 +316,7 @@ __all__ = (
     "Error",
     "ErrorErrorsType0",
     "EventKind",
+    "EventStream",
     "ExecutionLimits",
     "FileEncoding",
     "FirstRequest",

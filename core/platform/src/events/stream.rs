@@ -137,14 +137,36 @@ pub struct EventStream;
 
 impl utoipa::PartialSchema for EventStream {
     fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
-        utoipa::openapi::schema::ObjectBuilder::new()
-            .schema_type(utoipa::openapi::schema::Type::String)
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        let string = || ObjectBuilder::new().schema_type(Type::String);
+        // Described per event, as SSE-aware readers (schemathesis, the SDKs'
+        // followers) take a `text/event-stream` schema to be.
+        ObjectBuilder::new()
+            .schema_type(Type::Object)
+            .property(
+                "id",
+                string().pattern(Some("^[0-9]+$")).description(Some(
+                    "The event id (`id:` line): send the last one seen as `Last-Event-ID` to resume. \
+                     Absent on signal frames.",
+                )),
+            )
+            .property(
+                "event",
+                string().description(Some(
+                    "The frame's name (`event:` line): absent for a log event; a signal's kind \
+                     (`conversations`, `team`, `schedule`) whose data is `{\"reason\": \"changed\"}`.",
+                )),
+            )
+            .property(
+                "data",
+                string().content_media_type("application/json").description(Some(
+                    "JSON: a `StreamLogEvent` for a log event, `{\"reason\": \"changed\"}` for a signal.",
+                )),
+            )
+            .property("retry", ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(0)))
             .description(Some(
-                "Server-sent events (text/event-stream), open until the client leaves. A frame \
-                 `id: <event id>` + `data: <StreamLogEvent JSON>` carries one event; resume after a \
-                 drop by sending the last id seen as `Last-Event-ID`. Frames with an `event:` name \
-                 and no id carry a signal, data `{\"reason\": \"changed\"}`; lines starting with `:` \
-                 keep the connection alive.",
+                "Server-sent events (text/event-stream), open until the client leaves; this schema \
+                 describes one event. Lines starting with `:` keep the connection alive.",
             ))
             .into()
     }

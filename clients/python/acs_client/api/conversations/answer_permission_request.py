@@ -64,6 +64,11 @@ def _parse_response(
 
         return response_406
 
+    if response.status_code == 410:
+        response_410 = Error.from_dict(response.json())
+
+        return response_410
+
     if response.status_code == 413:
         response_413 = Error.from_dict(response.json())
 

@@ -8,6 +8,7 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.error import Error
+from ...models.event_stream import EventStream
 from ...models.not_acceptable import NotAcceptable
 from ...types import UNSET, Response, Unset
 
@@ -42,9 +43,10 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Error | NotAcceptable | str | None:
+) -> Error | EventStream | NotAcceptable | None:
     if response.status_code == 200:
-        response_200 = response.text
+        response_200 = EventStream.from_dict(response.text)
+
         return response_200
 
     if response.status_code == 401:
@@ -85,7 +87,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[Error | NotAcceptable | str]:
+) -> Response[Error | EventStream | NotAcceptable]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -100,7 +102,7 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
     blocks: bool | Unset = UNSET,
     last_event_id: str | Unset = UNSET,
-) -> Response[Error | NotAcceptable | str]:
+) -> Response[Error | EventStream | NotAcceptable]:
     """The conversation's events as SSE: the log after `Last-Event-ID` (from the
     start without it), then live. Frames are `StreamLogEvent` without
     `duration_ms` and `conversation_id`, the event id in the `id:` line;
@@ -116,7 +118,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Error | NotAcceptable | str]
+        Response[Error | EventStream | NotAcceptable]
     """
 
     kwargs = _get_kwargs(
@@ -138,7 +140,7 @@ def sync(
     client: AuthenticatedClient | Client,
     blocks: bool | Unset = UNSET,
     last_event_id: str | Unset = UNSET,
-) -> Error | NotAcceptable | str | None:
+) -> Error | EventStream | NotAcceptable | None:
     """The conversation's events as SSE: the log after `Last-Event-ID` (from the
     start without it), then live. Frames are `StreamLogEvent` without
     `duration_ms` and `conversation_id`, the event id in the `id:` line;
@@ -154,7 +156,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Error | NotAcceptable | str
+        Error | EventStream | NotAcceptable
     """
 
     return sync_detailed(
@@ -171,7 +173,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
     blocks: bool | Unset = UNSET,
     last_event_id: str | Unset = UNSET,
-) -> Response[Error | NotAcceptable | str]:
+) -> Response[Error | EventStream | NotAcceptable]:
     """The conversation's events as SSE: the log after `Last-Event-ID` (from the
     start without it), then live. Frames are `StreamLogEvent` without
     `duration_ms` and `conversation_id`, the event id in the `id:` line;
@@ -187,7 +189,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Error | NotAcceptable | str]
+        Response[Error | EventStream | NotAcceptable]
     """
 
     kwargs = _get_kwargs(
@@ -207,7 +209,7 @@ async def asyncio(
     client: AuthenticatedClient | Client,
     blocks: bool | Unset = UNSET,
     last_event_id: str | Unset = UNSET,
-) -> Error | NotAcceptable | str | None:
+) -> Error | EventStream | NotAcceptable | None:
     """The conversation's events as SSE: the log after `Last-Event-ID` (from the
     start without it), then live. Frames are `StreamLogEvent` without
     `duration_ms` and `conversation_id`, the event id in the `id:` line;
@@ -223,7 +225,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Error | NotAcceptable | str
+        Error | EventStream | NotAcceptable
     """
 
     return (

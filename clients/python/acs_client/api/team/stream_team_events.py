@@ -6,6 +6,7 @@ import httpx
 from ... import errors
 from ...client import AuthenticatedClient, Client
 from ...models.error import Error
+from ...models.event_stream import EventStream
 from ...models.not_acceptable import NotAcceptable
 from ...types import UNSET, Response, Unset
 
@@ -37,9 +38,10 @@ def _get_kwargs(
 
 def _parse_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Error | NotAcceptable | str | None:
+) -> Error | EventStream | NotAcceptable | None:
     if response.status_code == 200:
-        response_200 = response.text
+        response_200 = EventStream.from_dict(response.text)
+
         return response_200
 
     if response.status_code == 401:
@@ -75,7 +77,7 @@ def _parse_response(
 
 def _build_response(
     *, client: AuthenticatedClient | Client, response: httpx.Response
-) -> Response[Error | NotAcceptable | str]:
+) -> Response[Error | EventStream | NotAcceptable]:
     return Response(
         status_code=HTTPStatus(response.status_code),
         content=response.content,
@@ -89,7 +91,7 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
     blocks: bool | Unset = UNSET,
     last_event_id: str | Unset = UNSET,
-) -> Response[Error | NotAcceptable | str]:
+) -> Response[Error | EventStream | NotAcceptable]:
     """Live events of the account's team conversations (SSE). Each frame is a
     `StreamLogEvent` with `conversation_id` and `agent_id`, the event id in
     its `id:` line; reconnect with `Last-Event-ID` to resume with nothing
@@ -106,7 +108,7 @@ def sync_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Error | NotAcceptable | str]
+        Response[Error | EventStream | NotAcceptable]
     """
 
     kwargs = _get_kwargs(
@@ -126,7 +128,7 @@ def sync(
     client: AuthenticatedClient | Client,
     blocks: bool | Unset = UNSET,
     last_event_id: str | Unset = UNSET,
-) -> Error | NotAcceptable | str | None:
+) -> Error | EventStream | NotAcceptable | None:
     """Live events of the account's team conversations (SSE). Each frame is a
     `StreamLogEvent` with `conversation_id` and `agent_id`, the event id in
     its `id:` line; reconnect with `Last-Event-ID` to resume with nothing
@@ -143,7 +145,7 @@ def sync(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Error | NotAcceptable | str
+        Error | EventStream | NotAcceptable
     """
 
     return sync_detailed(
@@ -158,7 +160,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
     blocks: bool | Unset = UNSET,
     last_event_id: str | Unset = UNSET,
-) -> Response[Error | NotAcceptable | str]:
+) -> Response[Error | EventStream | NotAcceptable]:
     """Live events of the account's team conversations (SSE). Each frame is a
     `StreamLogEvent` with `conversation_id` and `agent_id`, the event id in
     its `id:` line; reconnect with `Last-Event-ID` to resume with nothing
@@ -175,7 +177,7 @@ async def asyncio_detailed(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Response[Error | NotAcceptable | str]
+        Response[Error | EventStream | NotAcceptable]
     """
 
     kwargs = _get_kwargs(
@@ -193,7 +195,7 @@ async def asyncio(
     client: AuthenticatedClient | Client,
     blocks: bool | Unset = UNSET,
     last_event_id: str | Unset = UNSET,
-) -> Error | NotAcceptable | str | None:
+) -> Error | EventStream | NotAcceptable | None:
     """Live events of the account's team conversations (SSE). Each frame is a
     `StreamLogEvent` with `conversation_id` and `agent_id`, the event id in
     its `id:` line; reconnect with `Last-Event-ID` to resume with nothing
@@ -210,7 +212,7 @@ async def asyncio(
         httpx.TimeoutException: If the request takes longer than Client.timeout.
 
     Returns:
-        Error | NotAcceptable | str
+        Error | EventStream | NotAcceptable
     """
 
     return (
