@@ -64,8 +64,10 @@ pub enum SandboxMode {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct AgentSpec {
     /// 1 to 200 characters.
+    #[schema(min_length = 1, max_length = 200)]
     pub name: String,
     /// At most 2000 characters.
+    #[schema(max_length = 2000)]
     pub description: Option<String>,
     pub runtime: Runtime,
     /// argv of the agent program: required for `acp`, an override for the others.

@@ -201,6 +201,7 @@ pub struct ConversationCreateRequest {
     /// With `channel_id`: open a new conversation instead of resuming.
     pub fresh: Option<bool>,
     /// 1 to 200 characters, no NUL; the caller's name for the first prompt. Ignored without `prompt`.
+    #[schema(min_length = 1, max_length = 200)]
     pub client_request_id: Option<String>,
     pub environment_id: Option<Uuid>,
     pub vault_id: Option<Uuid>,
@@ -235,6 +236,7 @@ pub struct PromptRequest {
     #[schema(required = true)]
     pub prompt: String,
     /// 1 to 200 characters, no NUL; stored on the turn as sent.
+    #[schema(min_length = 1, max_length = 200)]
     pub client_request_id: Option<String>,
     /// For this turn only, over the conversation's and the agent's.
     #[schema(value_type = Option<crate::agents::SessionConfig>)]

@@ -65,6 +65,7 @@ pub struct InferenceCredentialStatus {
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct CredentialSetCreate {
     /// 1 to 200 characters, unique in the account.
+    #[schema(min_length = 1, max_length = 200)]
     pub name: String,
 }
 

@@ -90,6 +90,7 @@ impl Default for EnvironmentSpec {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct EnvironmentUpdate {
     /// 1 to 200 characters; required on create.
+    #[schema(min_length = 1, max_length = 200)]
     pub name: Option<String>,
     /// Variable names `[A-Za-z_][A-Za-z0-9_]*` (max 256); values max 32 KB.
     pub env_vars: Option<BTreeMap<String, String>>,

@@ -23,6 +23,7 @@ pub const PER_KIND: i64 = 50;
 #[into_params(parameter_in = Query)]
 pub struct SearchQuery {
     /// 1 to 200 characters, matched within names and descriptions.
+    #[param(min_length = 1, max_length = 200)]
     pub q: String,
 }
 

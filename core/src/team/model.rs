@@ -53,6 +53,7 @@ pub struct TeamMessageRequest {
     #[schema(value_type = Option<BTreeMap<String, String>>)]
     pub labels: Option<BTreeMap<String, String>>,
     /// 1 to 200 characters, no NUL; stored on the turn as sent.
+    #[schema(min_length = 1, max_length = 200)]
     pub client_request_id: Option<String>,
 }
 

@@ -46,6 +46,7 @@ pub struct Vault {
 #[derive(Debug, Default, Deserialize, ToSchema)]
 pub struct VaultUpdate {
     /// 1 to 200 characters; required on create.
+    #[schema(min_length = 1, max_length = 200)]
     pub name: Option<String>,
     /// At most 2000 characters; null clears it.
     #[serde(default, deserialize_with = "crate::http::extract::nullable")]

@@ -36,6 +36,7 @@ const TOKEN_TTL_MICROS: i64 = 24 * 3600 * 1_000_000;
 pub struct RegisterRequest {
     pub email: String,
     /// 8 to 256 characters.
+    #[schema(min_length = 8, max_length = 256)]
     pub password: String,
     /// Required only when the operator configured one; otherwise ignored.
     pub access_code: Option<String>,

@@ -51,6 +51,7 @@ pub struct CreatedKey {
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct ApiKeyRequest {
     /// 1 to 200 characters.
+    #[schema(min_length = 1, max_length = 200)]
     pub name: String,
     /// `full` (default) or `restricted`; `sandbox` keys are made by the server only.
     pub scope: Option<Scope>,
