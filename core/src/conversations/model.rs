@@ -113,11 +113,7 @@ acs_platform::string_enum!(
     "`api`, or `autonomous` for a turn the service opened itself (a schedule's run).",
     ["api", "autonomous"]
 );
-acs_platform::string_enum!(
-    ImageMediaType,
-    "The image's media type.",
-    ["image/png", "image/jpeg", "image/gif", "image/webp"]
-);
+acs_platform::string_enum!(ImageMediaType, "The image's media type.", super::rules::IMAGE_MEDIA_TYPES);
 
 /// One prompt and its reply.
 #[derive(Debug, Clone, Serialize, ToSchema)]

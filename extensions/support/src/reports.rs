@@ -230,8 +230,4 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(create, list)).routes(routes!(get_one))
 }
 
-acs_platform::string_enum!(
-    ScreenshotMediaType,
-    "The screenshot's media type.",
-    ["image/png", "image/jpeg", "image/gif", "image/webp"]
-);
+acs_platform::string_enum!(ScreenshotMediaType, "The screenshot's media type.", SCREENSHOT_TYPES);

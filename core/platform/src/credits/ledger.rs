@@ -26,6 +26,8 @@ pub enum Reason {
 }
 
 impl Reason {
+    pub const ALL: [Reason; 4] = [Reason::InitialGrant, Reason::Grant, Reason::SandboxTime, Reason::PlatformTurn];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Reason::InitialGrant => "initial_grant",
@@ -152,8 +154,4 @@ pub async fn page(db: &Db, account_id: Uuid, before: Option<i64>, limit: i64) ->
     rows.iter().map(entry).collect()
 }
 
-crate::string_enum!(
-    LedgerReason,
-    "Why the balance moved.",
-    ["initial_grant", "grant", "sandbox_time", "platform_turn"]
-);
+crate::string_enum!(LedgerReason, "Why the balance moved.", Reason::ALL.map(Reason::as_str));

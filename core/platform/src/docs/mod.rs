@@ -41,13 +41,15 @@ fn operations_mut(api: &mut OpenApi) -> impl Iterator<Item = &mut Operation> {
     })
 }
 
+/// A response whose JSON body is the schema `schema`.
+fn json_response(description: &str, schema: &str) -> ResponseBuilder {
+    ResponseBuilder::new()
+        .description(description)
+        .content("application/json", Content::new(Some(Ref::from_schema_name(schema))))
+}
+
 fn error_response(description: &str) -> RefOr<utoipa::openapi::Response> {
-    RefOr::T(
-        ResponseBuilder::new()
-            .description(description)
-            .content("application/json", Content::new(Some(Ref::from_schema_name(ErrorBody::name()))))
-            .build(),
-    )
+    RefOr::T(json_response(description, &ErrorBody::name()).build())
 }
 
 fn add_response(op: &mut Operation, status: &str, description: &str) {
@@ -122,11 +124,12 @@ pub fn finish(mut api: OpenApi, about: &About) -> OpenApi {
     components.responses.insert(
         "MethodNotAllowed".into(),
         RefOr::T(
-            ResponseBuilder::new()
-                .description("`method_not_allowed`: the path does not serve this method; `Allow` lists those it does")
-                .header("Allow", utoipa::openapi::HeaderBuilder::new().schema(Some(String::schema())).build())
-                .content("application/json", Content::new(Some(Ref::from_schema_name(ErrorBody::name()))))
-                .build(),
+            json_response(
+                "`method_not_allowed`: the path does not serve this method; `Allow` lists those it does",
+                &ErrorBody::name(),
+            )
+            .header("Allow", utoipa::openapi::HeaderBuilder::new().schema(Some(String::schema())).build())
+            .build(),
         ),
     );
     components.security_schemes.insert(
@@ -158,15 +161,8 @@ pub fn finish(mut api: OpenApi, about: &About) -> OpenApi {
                 add_response(op, "404", "`not_found`: no such record for this account");
             }
             op.responses.responses.entry("406".to_owned()).or_insert_with(|| {
-                RefOr::T(
-                    ResponseBuilder::new()
-                        .description("The `Accept` header admits no JSON (checked before anything else)")
-                        .content(
-                            "application/json",
-                            Content::new(Some(Ref::from_schema_name(NotAcceptableBody::name()))),
-                        )
-                        .build(),
-                )
+                let description = "The `Accept` header admits no JSON (checked before anything else)";
+                RefOr::T(json_response(description, &NotAcceptableBody::name()).build())
             });
             // OpenAPI requires a description on every response: where a
             // handler gave none, the status's reason phrase stands in.
@@ -205,7 +201,7 @@ fn name_envelope_payloads(api: &mut OpenApi) {
     let schemas = &mut components.schemas;
     let named: Vec<(String, serde_json::Value)> = schemas
         .iter()
-        .filter(|(name, _)| !name.starts_with("Data_") && !name.starts_with("Paged_"))
+        .filter(|(name, _)| envelope_name(name).is_none())
         .filter_map(|(name, s)| Some((name.clone(), serde_json::to_value(s).ok()?)))
         .collect();
     let find = |schema: &RefOr<Schema>| {
@@ -213,7 +209,7 @@ fn name_envelope_payloads(api: &mut OpenApi) {
         named.iter().find(|(_, v)| *v == value).map(|(name, _)| name.clone())
     };
     for (name, schema) in schemas.iter_mut() {
-        if !(name.starts_with("Data_") || name.starts_with("Paged_")) {
+        if envelope_name(name).is_none() {
             continue;
         }
         let RefOr::T(Schema::Object(envelope)) = schema else { continue };
@@ -228,6 +224,19 @@ fn name_envelope_payloads(api: &mut OpenApi) {
         if let Some(payload) = find(target) {
             *target = RefOr::Ref(Ref::from_schema_name(payload));
         }
+    }
+}
+
+/// The name an envelope schema of utoipa's goes by in the document:
+/// `Data_Vec_Agent` is `AgentList`, `Data_Agent` `AgentData`,
+/// `Paged_AuditEvent` `AuditEventPage`; `None` for a schema that is no envelope.
+fn envelope_name(name: &str) -> Option<String> {
+    if let Some(t) = name.strip_prefix("Data_Vec_") {
+        Some(format!("{t}List"))
+    } else if let Some(t) = name.strip_prefix("Data_") {
+        Some(format!("{t}Data"))
+    } else {
+        name.strip_prefix("Paged_").map(|t| format!("{t}Page"))
     }
 }
 
@@ -292,24 +301,15 @@ fn each_schema(api: &mut OpenApi, f: &mut impl FnMut(&mut RefOr<Schema>)) {
 /// - an object with no `properties` and no `additionalProperties` (an open
 ///   map, `metadata` say) says `additionalProperties: true`, which some read
 ///   as "no keys" otherwise (`Record<string, never>` in openapi-typescript);
-/// - envelopes get names without Rust in them: `Data_Vec_Agent` is
-///   `AgentList`, `Data_Agent` `AgentData`, `Paged_AuditEvent`
-///   `AuditEventPage` (kept as they were if the new name is taken).
+/// - envelopes get names without Rust in them (`envelope_name`; kept as they
+///   were if the new name is taken).
 fn tidy_schemas(mut api: OpenApi) -> OpenApi {
     use utoipa::openapi::schema::{AdditionalProperties, SchemaType, Type};
     let mut renames = std::collections::BTreeMap::new();
     if let Some(components) = api.components.as_mut() {
         let schemas = &mut components.schemas;
         for name in schemas.keys() {
-            let new = if let Some(t) = name.strip_prefix("Data_Vec_") {
-                format!("{t}List")
-            } else if let Some(t) = name.strip_prefix("Data_") {
-                format!("{t}Data")
-            } else if let Some(t) = name.strip_prefix("Paged_") {
-                format!("{t}Page")
-            } else {
-                continue;
-            };
+            let Some(new) = envelope_name(name) else { continue };
             if !schemas.contains_key(&new) && !renames.values().any(|n| *n == new) {
                 renames.insert(name.clone(), new);
             }
@@ -398,10 +398,11 @@ macro_rules! create_body {
 
 /// Documents a closed set of text values a field carries (a status stored
 /// as text, say) as a named string enum, for `#[schema(value_type = ...)]`:
-/// generated clients get a union type instead of a free string.
+/// generated clients get a union type instead of a free string. `$values`
+/// is any list of `&str`: the rules' own list where they keep one.
 #[macro_export]
 macro_rules! string_enum {
-    ($(#[$doc:meta])* $name:ident, $description:literal, [$($value:literal),+ $(,)?]) => {
+    ($(#[$doc:meta])* $name:ident, $description:literal, $values:expr $(,)?) => {
         $(#[$doc])*
         pub struct $name;
 
@@ -409,7 +410,7 @@ macro_rules! string_enum {
             fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
                 utoipa::openapi::schema::ObjectBuilder::new()
                     .schema_type(utoipa::openapi::schema::Type::String)
-                    .enum_values(Some([$($value),+]))
+                    .enum_values(Some($values))
                     .description(Some($description))
                     .into()
             }

@@ -25,6 +25,8 @@ pub enum Order {
 }
 
 impl Order {
+    pub const ALL: [Order; 2] = [Order::Asc, Order::Desc];
+
     pub fn as_str(self) -> &'static str {
         match self {
             Order::Asc => "asc",

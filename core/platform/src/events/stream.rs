@@ -418,8 +418,16 @@ crate::string_enum!(
     "`output` (text the agent or machine wrote) or `stage` (a step began or ended).",
     ["output", "stage"]
 );
-crate::string_enum!(PageOrder, "The page's order by event id.", ["asc", "desc"]);
-crate::string_enum!(StageStateName, "A stage event's state.", ["started", "done", "failed", "interrupted"]);
+crate::string_enum!(
+    PageOrder,
+    "The page's order by event id.",
+    super::page::Order::ALL.map(super::page::Order::as_str)
+);
+crate::string_enum!(
+    StageStateName,
+    "A stage event's state.",
+    crate::journal::StageState::ALL.map(crate::journal::StageState::as_str)
+);
 
 #[cfg(test)]
 mod tests {

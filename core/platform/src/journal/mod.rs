@@ -23,6 +23,9 @@ pub enum StageState {
 }
 
 impl StageState {
+    pub const ALL: [StageState; 4] =
+        [StageState::Started, StageState::Done, StageState::Failed, StageState::Interrupted];
+
     pub fn as_str(self) -> &'static str {
         match self {
             StageState::Started => "started",
