@@ -29,7 +29,8 @@ use crate::metrics::Metrics;
 use crate::ratelimit::RateLimiter;
 use crate::state::{AppState, Inner};
 use crate::{
-    accounts, agents, audit, auth, catalog, credentials, docs, environments, health, keys, search, secrets, vaults,
+    accounts, agents, audit, auth, catalog, credentials, device, docs, environments, health, keys, search, secrets,
+    session, vaults,
 };
 
 /// The assembled application, ready to serve.
@@ -82,12 +83,12 @@ const TAGS: &[(&str, &str)] = &[
     ("health", "Liveness and readiness"),
 ];
 
-fn mount(state: &AppState, name: &'static str, group: RouteGroup) -> OpenApiRouter<AppState> {
+fn mount(state: &AppState, name: &'static str, group: RouteGroup) -> Result<OpenApiRouter<AppState>, BoxError> {
     let mut router = group.router;
     if group.gated {
         router = router.route_layer(from_fn_with_state(Gate { state: state.clone(), name }, feature_gate));
     }
-    match group.access {
+    Ok(match group.access {
         Access::Public => {
             docs::mark_public(router.get_openapi_mut());
             router
@@ -100,7 +101,16 @@ fn mount(state: &AppState, name: &'static str, group: RouteGroup) -> OpenApiRout
             docs::mark_authenticated(router.get_openapi_mut());
             router.route_layer(from_fn_with_state(state.clone(), auth::authenticate_sandbox))
         }
-    }
+        Access::Session => {
+            if let Some(path) = router.get_openapi_mut().paths.paths.keys().next() {
+                return Err(format!(
+                    "extension {name}: `{path}` is documented in a browser-session group; pages are added with .route()"
+                )
+                .into());
+            }
+            router.route_layer(from_fn_with_state(state.clone(), session::require))
+        }
+    })
 }
 
 /// Connects storage, builds state and routes. Does not listen yet.
@@ -142,7 +152,8 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         loaded,
     });
 
-    let mut public = OpenApiRouter::new().merge(health::router()).merge(accounts::public_router());
+    let mut public =
+        OpenApiRouter::new().merge(health::router()).merge(accounts::public_router()).merge(device::router());
     docs::mark_public(public.get_openapi_mut());
 
     let mut protected = OpenApiRouter::new()
@@ -167,7 +178,7 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
     let mut routes = public.merge(protected);
     for ext in &exts {
         for group in ext.routes() {
-            routes = routes.merge(mount(&state, ext.name(), group));
+            routes = routes.merge(mount(&state, ext.name(), group)?);
         }
     }
     let (router, api) = routes.split_for_parts();
@@ -183,7 +194,11 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
     let html = Arc::new(docs::render_html(&openapi));
 
     let doc = openapi.clone();
+    // Pages (sign-in, device approval) are not API operations: merged after
+    // the document is taken, so they stay out of it.
     let mut router = router
+        .merge(session::pages::router())
+        .merge(device::pages())
         .route("/api/docs", get(move || async move { axum::Json(doc.as_ref().clone()) }))
         .route("/docs", get(move || async move { Html(html.as_ref().clone()) }));
     router = router.fallback(middleware::fallback).method_not_allowed_fallback(middleware::method_not_allowed);

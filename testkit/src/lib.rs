@@ -7,6 +7,7 @@
 //! (docs/extensions.md). `both!` runs a test on each database; [`receiver`]
 //! is a real webhook receiver.
 
+pub mod browser;
 pub mod receiver;
 
 use std::path::PathBuf;

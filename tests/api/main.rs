@@ -38,6 +38,7 @@ mod schedules;
 mod search;
 mod selection;
 mod session_config;
+mod sessions;
 mod team;
 mod turns;
 mod vaults;

@@ -46,6 +46,13 @@ pub enum Access {
     /// An account's API key or a sandbox's callback key; handlers check which
     /// machine a sandbox key may act for (`Principal::sandbox_id`).
     Sandbox,
+    /// A person in a browser: the `acs_session` cookie, or a full-scope key
+    /// for one request. For pages, which are not API operations: add them
+    /// with `.route()`, so they stay out of `/api/docs` (the server refuses
+    /// to start on a documented operation here). Without a session a page
+    /// redirects to `/login?next=...`; handlers take `session::Viewer` and
+    /// check its CSRF token on every form (`session::check_csrf`).
+    Session,
 }
 
 /// Routes that share who may call them and whether the runtime flag gates them.
@@ -67,6 +74,11 @@ impl RouteGroup {
     /// Routes for account and sandbox keys, gated by the flag.
     pub fn sandbox(router: OpenApiRouter<AppState>) -> Self {
         RouteGroup { access: Access::Sandbox, gated: true, router }
+    }
+
+    /// Pages for a signed-in browser, gated by the flag.
+    pub fn session(router: OpenApiRouter<AppState>) -> Self {
+        RouteGroup { access: Access::Session, gated: true, router }
     }
 
     /// Routes with no credential, gated by the flag.

@@ -11,6 +11,7 @@ pub mod audit;
 pub mod auth;
 pub mod boxed;
 pub mod credits;
+pub mod device;
 pub mod docs;
 pub mod error;
 pub mod events;
@@ -20,6 +21,7 @@ pub mod journal;
 pub mod keys;
 pub mod principal;
 pub mod ratelimit;
+pub mod session;
 pub mod state;
 
 // The lower layers, under the paths every module (and every extension) uses.

@@ -80,11 +80,13 @@ pub struct AuthConfig {
     /// (0 disables). A key revoked on one replica stops at once there and
     /// within this many seconds on the others.
     pub cache_seconds: u64,
+    /// How long a browser session (`acs_session` cookie) lasts after sign-in.
+    pub session_hours: u64,
 }
 
 impl Default for AuthConfig {
     fn default() -> Self {
-        AuthConfig { access_code: None, cache_seconds: 5 }
+        AuthConfig { access_code: None, cache_seconds: 5, session_hours: 168 }
     }
 }
 
@@ -567,6 +569,9 @@ pub fn from_figment_with(figment: Figment, sections: &[Section]) -> Result<Loade
     }
     if config.limits.window_seconds == 0 {
         return Err(ConfigError::Invalid { key: "limits.window_seconds".into(), message: "must be at least 1".into() });
+    }
+    if !(1..=24 * 365).contains(&config.auth.session_hours) {
+        return Err(ConfigError::Invalid { key: "auth.session_hours".into(), message: "must be 1 to 8760".into() });
     }
     // Machines' uids: above every ordinary account, and the whole range a valid uid.
     if config.sandbox.uid_base < 65536

@@ -218,6 +218,18 @@ async fn register(
     Ok(created(Registered { user_id: id, email, email_verified: false }))
 }
 
+/// The account an email and password sign in to. A wrong pair costs the
+/// same time as a right one, whether or not the email exists.
+pub async fn sign_in(state: &AppState, email: &str, given: String) -> Result<Option<Uuid>, sqlx::Error> {
+    let found = find_account(state, "email", &normalize_email(email)).await?;
+    let (account_id, stored) = match &found {
+        Some(a) => (Some(a.id), Some(a.password_hash.clone())),
+        None => (None, None),
+    };
+    let good = password::verify(given, stored).await;
+    Ok(account_id.filter(|_| good))
+}
+
 /// Signs in with email and password; creates and returns a full-scope key.
 #[utoipa::path(post, path = "/api/auth/login", operation_id = "login", tag = "auth", request_body = LoginRequest,
     responses((status = 201, description = "A new API key, shown once", body = Data<CreatedKey>),
@@ -232,13 +244,7 @@ async fn login(
     let mut v = Validator::default();
     keys::check_name(&mut v, "key_name", &key_name);
     v.finish()?;
-    let found = find_account(&state, "email", &normalize_email(&req.email)).await?;
-    let (account_id, stored) = match &found {
-        Some(a) => (Some(a.id), Some(a.password_hash.clone())),
-        None => (None, None),
-    };
-    let good = password::verify(req.password, stored).await;
-    let Some(account_id) = account_id.filter(|_| good) else {
+    let Some(account_id) = sign_in(&state, &req.email, req.password).await? else {
         state.limiter.failed_auth(ip);
         return Err(ApiError::new(StatusCode::UNAUTHORIZED, "invalid_credentials", "Email or password is incorrect."));
     };
@@ -389,6 +395,9 @@ async fn change_password(
         .bind(a.id.to_string())
         .execute(&mut *tx)
         .await?;
+    // A changed password signs every browser out: whoever knew the old one
+    // may hold a session made with it.
+    sqlx::query("DELETE FROM browser_sessions WHERE account_id = $1").bind(a.id.to_string()).execute(&mut *tx).await?;
     audit::record(&mut *tx, &Actor::key(&p), "account.password_changed", Some(("account", a.id))).await?;
     tx.commit().await?;
     Ok(StatusCode::NO_CONTENT)
