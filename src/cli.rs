@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::client;
 use acs_core::config::Loaded;
 use acs_core::db::Db;
 use acs_core::extension;
@@ -44,6 +45,23 @@ pub enum Command {
     /// Operator tools for the machines on this host (they read the configured database).
     #[command(subcommand)]
     Sandboxes(SandboxesCommand),
+    /// Sign in to a server and save a new key in ~/.config/acs/credentials.toml (mode 0600).
+    Login {
+        #[command(flatten)]
+        target: client::Target,
+        #[command(flatten)]
+        args: client::LoginArgs,
+    },
+    /// Revoke the saved key on its server and forget it.
+    Logout {
+        #[command(flatten)]
+        target: client::Target,
+    },
+    /// Show the account and key the client commands use.
+    Whoami {
+        #[command(flatten)]
+        target: client::Target,
+    },
 }
 
 #[derive(Subcommand)]
@@ -130,23 +148,35 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => e.exit(),
     };
-    if let Command::Config = cli.command {
-        print!("{}", loaded.render_masked());
-        return ExitCode::SUCCESS;
-    }
-    if let Command::Runtimes(c) = cli.command {
-        return runtimes(&loaded, c);
-    }
+    // Commands that neither serve nor touch the database: the configuration,
+    // runtimes, and the client commands, which talk to a server over its API.
+    let command = match cli.command {
+        Command::Config => {
+            print!("{}", loaded.render_masked());
+            return ExitCode::SUCCESS;
+        }
+        Command::Runtimes(c) => return runtimes(&loaded, c),
+        Command::Login { target, args } => {
+            return finish(runtime().and_then(|rt| rt.block_on(client::login(&target, args))));
+        }
+        Command::Logout { target } => return finish(runtime().and_then(|rt| rt.block_on(client::logout(&target)))),
+        Command::Whoami { target } => return finish(runtime().and_then(|rt| rt.block_on(client::whoami(&target)))),
+        other => other,
+    };
     init_logging(&loaded);
     let result = runtime().and_then(|rt| {
         rt.block_on(async move {
-            match cli.command {
+            match command {
                 Command::Serve => serve(loaded).await,
                 Command::Migrate => migrate(loaded).await,
                 Command::Keys(KeysCommand::RotateMaster) => rotate_master(loaded).await,
                 Command::Credits(c) => credits(loaded, c).await,
                 Command::Sandboxes(c) => sandboxes(loaded, c).await,
-                Command::Config | Command::Runtimes(_) => unreachable!("handled above"),
+                Command::Config
+                | Command::Runtimes(_)
+                | Command::Login { .. }
+                | Command::Logout { .. }
+                | Command::Whoami { .. } => unreachable!("handled above"),
             }
         })
     });

@@ -3,6 +3,7 @@
 //! they see exactly the extensions the binary has.
 
 pub mod cli;
+pub mod client;
 
 pub use acs_core as core;
 

@@ -202,3 +202,124 @@ fn the_acs_binary_is_the_supervisor_when_started_as_sandboxd() {
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+// Client commands: a real server, the real binary, a temporary home.
+
+crate::both!(cli_login_with_a_password_saves_a_private_key_and_logout_revokes_it, cli_device_login_waits_for_approval);
+
+/// Runs `acs args...` with `XDG_CONFIG_HOME` at `home`, feeding `stdin`.
+async fn client(home: &std::path::Path, args: &[&str], stdin: &str) -> std::process::Output {
+    let mut c = tokio::process::Command::from(acs());
+    c.args(args).env("XDG_CONFIG_HOME", home).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    use tokio::io::AsyncWriteExt;
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin.as_bytes()).await.unwrap();
+    drop(input);
+    tokio::time::timeout(Duration::from_secs(60), child.wait_with_output()).await.expect("acs exits").unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+async fn cli_login_with_a_password_saves_a_private_key_and_logout_revokes_it(b: Backend) {
+    use std::os::unix::fs::PermissionsExt;
+    let app = crate::common::spawn(b).await;
+    let u = app.user().await;
+    let home = temp_dir();
+    let base = app.base.as_str();
+    let pw = format!("{}\n", u.password);
+
+    let out =
+        client(&home, &["login", "--url", base, "--email", &u.email, "--password-stdin"], "wrong password\n").await;
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("sign-in refused"), "{}", text(&out.stderr));
+    let file = home.join("acs").join("credentials.toml");
+    assert!(!file.exists(), "a refused login saves nothing");
+
+    let out =
+        client(&home, &["login", "--url", &format!("{base}/"), "--email", &u.email, "--password-stdin"], &pw).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains(&format!("Signed in to {base} as {}", u.email)), "{}", text(&out.stdout));
+    assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+    let saved: toml_value::Saved = toml_value::read(&file);
+    assert_eq!(saved.url, base);
+    assert_eq!(app.get("/api/auth/me", &saved.key).await.body["data"]["email"], u.email.as_str());
+
+    // Later commands find the saved login by themselves.
+    let out = client(&home, &["whoami"], "").await;
+    assert!(text(&out.stdout).contains(&u.email), "{}{}", text(&out.stdout), text(&out.stderr));
+    let out = client(&home, &["whoami", "--url", base, "--key", &u.key, "--json"], "").await;
+    let me: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(me["key"]["scope"], "full");
+
+    let out = client(&home, &["logout"], "").await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(app.get("/api/auth/me", &saved.key).await.status, reqwest::StatusCode::UNAUTHORIZED, "revoked");
+    assert!(!std::fs::read_to_string(&file).unwrap().contains(&saved.key), "forgotten");
+    let out = client(&home, &["whoami"], "").await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("acs login"), "{}", text(&out.stderr));
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+async fn cli_device_login_waits_for_approval(b: Backend) {
+    let app = crate::common::spawn(b).await;
+    let u = app.user().await;
+    let home = temp_dir();
+    let mut c = tokio::process::Command::from(acs());
+    c.args(["login", "--device", "--no-browser", "--url", &app.base])
+        .env("XDG_CONFIG_HOME", &home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    use tokio::io::AsyncBufReadExt;
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut address = String::new();
+    while let Some(line) = lines.next_line().await.unwrap() {
+        if let Some(rest) = line.strip_prefix("To sign in, open ") {
+            address = rest.to_owned();
+            break;
+        }
+    }
+    let code = address.split("user_code=").nth(1).expect("the address carries the code").to_owned();
+    // The person approves in a signed-in browser.
+    let mut browser = acs_testkit::browser::Browser::new(&app);
+    browser.sign_in(&u.email, &u.password).await;
+    let page = browser.get(&format!("/device?user_code={code}")).await;
+    let csrf = acs_testkit::browser::field(&page.text, "csrf").unwrap();
+    let r = browser.post_form("/device", &[("csrf", &csrf), ("user_code", &code), ("decision", "approve")]).await;
+    assert_eq!(r.status, reqwest::StatusCode::OK);
+    let out =
+        tokio::time::timeout(Duration::from_secs(30), child.wait_with_output()).await.expect("acs exits").unwrap();
+    assert!(out.status.success());
+    let saved = toml_value::read(&home.join("acs").join("credentials.toml"));
+    let me = app.get("/api/auth/me", &saved.key).await;
+    assert_eq!(me.body["data"]["email"], u.email.as_str());
+    let keys = app.get("/api/keys", &u.key).await;
+    assert!(
+        keys.body["data"].as_array().unwrap().iter().any(|k| k["name"].as_str().unwrap().starts_with("acs CLI on "))
+    );
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+/// The default entry of a credentials file, read without the CLI's own code.
+mod toml_value {
+    pub struct Saved {
+        pub url: String,
+        pub key: String,
+    }
+
+    pub fn read(path: &std::path::Path) -> Saved {
+        let text = std::fs::read_to_string(path).unwrap();
+        let field = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(&format!("{name} = \"")))
+                .map(|v| v.trim_end_matches('"').to_owned())
+                .unwrap_or_else(|| panic!("{name} in {text}"))
+        };
+        Saved { url: field("url"), key: field("key") }
+    }
+}
