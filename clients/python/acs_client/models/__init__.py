@@ -56,6 +56,9 @@ from .credits_response import CreditsResponse
 from .delivery import Delivery
 from .delivery_page_meta import DeliveryPageMeta
 from .delivery_status import DeliveryStatus
+from .device_authorization import DeviceAuthorization
+from .device_login_request import DeviceLoginRequest
+from .device_token_request import DeviceTokenRequest
 from .egress_event import EgressEvent
 from .egress_event_list import EgressEventList
 from .email_change_pending import EmailChangePending
@@ -292,6 +295,9 @@ __all__ = (
     "Delivery",
     "DeliveryPageMeta",
     "DeliveryStatus",
+    "DeviceAuthorization",
+    "DeviceLoginRequest",
+    "DeviceTokenRequest",
     "EgressEvent",
     "EgressEventList",
     "EmailChangePending",

@@ -1,0 +1,182 @@
+from http import HTTPStatus
+from typing import Any
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.device_authorization import DeviceAuthorization
+from ...models.device_login_request import DeviceLoginRequest
+from ...models.error import Error
+from ...models.not_acceptable import NotAcceptable
+from ...types import Response
+
+
+def _get_kwargs(
+    *,
+    body: DeviceLoginRequest,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/api/auth/device",
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> DeviceAuthorization | Error | NotAcceptable | None:
+    if response.status_code == 200:
+        response_200 = DeviceAuthorization.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 406:
+        response_406 = NotAcceptable.from_dict(response.json())
+
+        return response_406
+
+    if response.status_code == 413:
+        response_413 = Error.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 415:
+        response_415 = Error.from_dict(response.json())
+
+        return response_415
+
+    if response.status_code == 422:
+        response_422 = Error.from_dict(response.json())
+
+        return response_422
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[DeviceAuthorization | Error | NotAcceptable]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    body: DeviceLoginRequest,
+) -> Response[DeviceAuthorization | Error | NotAcceptable]:
+    """Starts a device login: a device code to poll with and a user code to approve.
+
+    Args:
+        body (DeviceLoginRequest): Every field is optional; an empty body is `{}`.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[DeviceAuthorization | Error | NotAcceptable]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    *,
+    client: AuthenticatedClient | Client,
+    body: DeviceLoginRequest,
+) -> DeviceAuthorization | Error | NotAcceptable | None:
+    """Starts a device login: a device code to poll with and a user code to approve.
+
+    Args:
+        body (DeviceLoginRequest): Every field is optional; an empty body is `{}`.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        DeviceAuthorization | Error | NotAcceptable
+    """
+
+    return sync_detailed(
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    *,
+    client: AuthenticatedClient | Client,
+    body: DeviceLoginRequest,
+) -> Response[DeviceAuthorization | Error | NotAcceptable]:
+    """Starts a device login: a device code to poll with and a user code to approve.
+
+    Args:
+        body (DeviceLoginRequest): Every field is optional; an empty body is `{}`.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[DeviceAuthorization | Error | NotAcceptable]
+    """
+
+    kwargs = _get_kwargs(
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    *,
+    client: AuthenticatedClient | Client,
+    body: DeviceLoginRequest,
+) -> DeviceAuthorization | Error | NotAcceptable | None:
+    """Starts a device login: a device code to poll with and a user code to approve.
+
+    Args:
+        body (DeviceLoginRequest): Every field is optional; an empty body is `{}`.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        DeviceAuthorization | Error | NotAcceptable
+    """
+
+    return (
+        await asyncio_detailed(
+            client=client,
+            body=body,
+        )
+    ).parsed
