@@ -62,6 +62,14 @@ pub enum Command {
         #[command(flatten)]
         target: client::Target,
     },
+    /// Ask an agent something in a new conversation and watch the turn as it happens; the exit
+    /// status is the turn's outcome (0 done, 1 failed, 130 interrupted). Ctrl-C interrupts it.
+    Run {
+        #[command(flatten)]
+        target: client::Target,
+        #[command(flatten)]
+        args: client::run::RunArgs,
+    },
 }
 
 #[derive(Subcommand)]
@@ -161,6 +169,12 @@ pub fn main() -> ExitCode {
         }
         Command::Logout { target } => return finish(runtime().and_then(|rt| rt.block_on(client::logout(&target)))),
         Command::Whoami { target } => return finish(runtime().and_then(|rt| rt.block_on(client::whoami(&target)))),
+        Command::Run { target, args } => {
+            return match runtime().and_then(|rt| rt.block_on(client::run::run(&target, args))) {
+                Ok(outcome) => ExitCode::from(outcome.code()),
+                Err(e) => finish(Err(e)),
+            };
+        }
         other => other,
     };
     init_logging(&loaded);
@@ -176,7 +190,8 @@ pub fn main() -> ExitCode {
                 | Command::Runtimes(_)
                 | Command::Login { .. }
                 | Command::Logout { .. }
-                | Command::Whoami { .. } => unreachable!("handled above"),
+                | Command::Whoami { .. }
+                | Command::Run { .. } => unreachable!("handled above"),
             }
         })
     });

@@ -3,6 +3,7 @@
 //! `credentials`), print for people by default and JSON with `--json`.
 
 pub mod credentials;
+pub mod run;
 
 use std::io::{BufRead, IsTerminal, Write};
 use std::time::Duration;

@@ -205,7 +205,11 @@ fn the_acs_binary_is_the_supervisor_when_started_as_sandboxd() {
 
 // Client commands: a real server, the real binary, a temporary home.
 
-crate::both!(cli_login_with_a_password_saves_a_private_key_and_logout_revokes_it, cli_device_login_waits_for_approval);
+crate::both!(
+    cli_login_with_a_password_saves_a_private_key_and_logout_revokes_it,
+    cli_device_login_waits_for_approval,
+    cli_run_streams_the_turn_and_exits_with_its_outcome,
+);
 
 /// Runs `acs args...` with `XDG_CONFIG_HOME` at `home`, feeding `stdin`.
 async fn client(home: &std::path::Path, args: &[&str], stdin: &str) -> std::process::Output {
@@ -302,6 +306,33 @@ async fn cli_device_login_waits_for_approval(b: Backend) {
     assert!(
         keys.body["data"].as_array().unwrap().iter().any(|k| k["name"].as_str().unwrap().starts_with("acs CLI on "))
     );
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+async fn cli_run_streams_the_turn_and_exits_with_its_outcome(b: Backend) {
+    use acs_testkit::{SCRIPTED_AGENT, acp_agent, scripted_app};
+    let app = scripted_app(b, &[]).await;
+    let u = app.user().await;
+    acp_agent(&app, &u, SCRIPTED_AGENT, serde_json::json!({"name": "helper"})).await;
+    let home = temp_dir();
+    let base = app.base.as_str();
+    let prompt = "say: hello from the machine\npermission: t1 Run the tests\nsay: all green";
+    let out = client(&home, &["run", "helper", prompt, "--yes", "--url", base, "--key", &u.key], "").await;
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("hello from the machine"), "{stdout}");
+    assert!(stdout.contains("permission: allow-once"), "--yes allowed once: {stdout}");
+    assert!(stdout.contains("all green"), "{stdout}");
+    assert!(stderr.contains("[tool] Run the tests"), "{stderr}");
+
+    let out =
+        client(&home, &["run", "helper", "error: -32000 the model is down", "--url", base, "--key", &u.key], "").await;
+    assert_eq!(out.status.code(), Some(1), "{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(text(&out.stderr).contains("turn failed"), "{}", text(&out.stderr));
+
+    let out = client(&home, &["run", "nobody", "hi", "--url", base, "--key", &u.key], "").await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("no agent is named `nobody`"), "{}", text(&out.stderr));
     let _ = std::fs::remove_dir_all(&home);
 }
 

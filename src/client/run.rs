@@ -1,0 +1,319 @@
+//! `acs run AGENT "prompt"`: a new conversation with the agent, its turn
+//! streamed to the terminal as it happens (the reply on stdout; machine
+//! stages, tool calls and thoughts on stderr), permission requests answered
+//! at the terminal, and the turn's outcome as the exit status.
+
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use serde_json::{Value, json};
+
+use super::{Target, ask, http, refusal, resolve, send};
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The agent: its name or id.
+    pub agent: String,
+    /// What to ask it.
+    pub prompt: String,
+    /// Answer every permission request with its first "allow" option instead of asking.
+    #[arg(long)]
+    pub yes: bool,
+}
+
+/// How the turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Done,
+    Interrupted,
+    Failed,
+}
+
+impl Outcome {
+    /// The exit status: 0 done, 1 failed, 130 interrupted (as a shell reports Ctrl-C).
+    pub fn code(self) -> u8 {
+        match self {
+            Outcome::Done => 0,
+            Outcome::Failed => 1,
+            Outcome::Interrupted => 130,
+        }
+    }
+}
+
+/// One Server-Sent Event as read off the wire.
+#[derive(Debug, Default, PartialEq)]
+pub struct Frame {
+    pub id: Option<String>,
+    pub event: Option<String>,
+    pub data: String,
+}
+
+/// Splits SSE text into frames as it arrives: complete frames out, the rest kept.
+#[derive(Default)]
+pub struct SseReader {
+    buf: String,
+}
+
+impl SseReader {
+    pub fn push(&mut self, chunk: &str) -> Vec<Frame> {
+        self.buf.push_str(&chunk.replace("\r\n", "\n"));
+        let mut frames = Vec::new();
+        while let Some(end) = self.buf.find("\n\n") {
+            let block: String = self.buf.drain(..end + 2).collect();
+            let mut f = Frame::default();
+            let mut data = Vec::new();
+            for line in block.lines() {
+                let (field, value) = line.split_once(':').unwrap_or((line, ""));
+                let value = value.strip_prefix(' ').unwrap_or(value);
+                match field {
+                    "id" => f.id = Some(value.to_owned()),
+                    "event" => f.event = Some(value.to_owned()),
+                    "data" => data.push(value),
+                    _ => {} // comments (keep-alives) and `retry`
+                }
+            }
+            if !data.is_empty() {
+                f.data = data.join("\n");
+                frames.push(f);
+            }
+        }
+        frames
+    }
+}
+
+/// The agent `wanted` names: an exact id, else the one agent with that name.
+fn pick_agent(agents: &[Value], wanted: &str) -> anyhow::Result<String> {
+    if let Some(a) = agents.iter().find(|a| a["id"] == wanted) {
+        return Ok(a["id"].as_str().unwrap_or_default().to_owned());
+    }
+    let named: Vec<&Value> = agents.iter().filter(|a| a["name"] == wanted).collect();
+    match named.as_slice() {
+        [one] => Ok(one["id"].as_str().unwrap_or_default().to_owned()),
+        [] => bail!("no agent is named `{wanted}` (list them with GET /api/agents)"),
+        _ => bail!("{} agents are named `{wanted}`; give its id instead", named.len()),
+    }
+}
+
+pub async fn run(target: &Target, args: RunArgs) -> anyhow::Result<Outcome> {
+    let (url, key, _) = resolve(target)?;
+    let client = http()?;
+    let (status, agents) = send(client.get(format!("{url}/api/agents")).bearer_auth(&key)).await?;
+    if !status.is_success() {
+        bail!("listing agents: {}", refusal(status, &agents));
+    }
+    let agent_id = pick_agent(agents["data"].as_array().map(Vec::as_slice).unwrap_or_default(), &args.agent)?;
+    let request_id = format!("acs-run-{}", uuid::Uuid::new_v4().simple());
+    let (status, created) = send(
+        client
+            .post(format!("{url}/api/conversations"))
+            .bearer_auth(&key)
+            .json(&json!({"agent_id": agent_id, "prompt": args.prompt, "client_request_id": request_id})),
+    )
+    .await?;
+    if !status.is_success() {
+        bail!("starting the conversation: {}", refusal(status, &created));
+    }
+    let conv = created["data"]["id"].as_str().context("the answer has no conversation id")?.to_owned();
+    if !target.json {
+        eprintln!("conversation {conv}");
+    }
+    let mut follow = Follow { target, client: &client, url: &url, key: &key, conv: &conv, yes: args.yes, turn: None };
+    tokio::select! {
+        outcome = follow.stream() => outcome,
+        _ = tokio::signal::ctrl_c() => {
+            // The turn should not run on unattended: interrupt it, then leave.
+            let (status, body) =
+                send(client.post(format!("{url}/api/conversations/{conv}/interrupt")).bearer_auth(&key)).await?;
+            if !status.is_success() {
+                eprintln!("interrupting the turn: {}", refusal(status, &body));
+            }
+            Ok(Outcome::Interrupted)
+        }
+    }
+}
+
+struct Follow<'a> {
+    target: &'a Target,
+    client: &'a reqwest::Client,
+    url: &'a str,
+    key: &'a str,
+    conv: &'a str,
+    yes: bool,
+    /// Our turn's id, from its `turn` stage `started`.
+    turn: Option<String>,
+}
+
+impl Follow<'_> {
+    /// Follows the conversation's stream to the end of the turn, reconnecting
+    /// with `Last-Event-ID` when the connection drops.
+    async fn stream(&mut self) -> anyhow::Result<Outcome> {
+        let mut last_id: Option<String> = None;
+        let mut failures = 0;
+        loop {
+            let mut req = self
+                .client
+                .get(format!("{}/api/conversations/{}/stream?blocks=true", self.url, self.conv))
+                .bearer_auth(self.key)
+                .header("accept", "text/event-stream")
+                .timeout(Duration::from_secs(24 * 3600));
+            if let Some(id) = &last_id {
+                req = req.header("last-event-id", id.as_str());
+            }
+            let mut res = match req.send().await {
+                Ok(r) if r.status().is_success() => r,
+                Ok(r) => bail!("following the conversation: {}", r.status()),
+                Err(e) if failures < 5 => {
+                    failures += 1;
+                    eprintln!("(connection lost: {e}; reconnecting)");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
+            let mut reader = SseReader::default();
+            loop {
+                let chunk = match res.chunk().await {
+                    Ok(Some(c)) => c,
+                    Ok(None) | Err(_) => break,
+                };
+                failures = 0;
+                for frame in reader.push(&String::from_utf8_lossy(&chunk)) {
+                    if frame.id.is_some() {
+                        last_id = frame.id.clone();
+                    }
+                    let Ok(event) = serde_json::from_str::<Value>(&frame.data) else { continue };
+                    if let Some(outcome) = self.show(&event).await? {
+                        return Ok(outcome);
+                    }
+                }
+            }
+            failures += 1;
+            if failures > 5 {
+                bail!("the stream kept closing");
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
+    /// Prints one event; `Some` when it ends our turn.
+    async fn show(&mut self, e: &Value) -> anyhow::Result<Option<Outcome>> {
+        if self.target.json {
+            println!("{e}");
+        }
+        let stage = e["stage"].as_str().unwrap_or_default();
+        let state = e["state"].as_str().unwrap_or_default();
+        if e["kind"] == "stage" {
+            if stage == "turn" {
+                let turn = e["turn_id"].as_str().map(str::to_owned);
+                match state {
+                    "started" if self.turn.is_none() => self.turn = turn,
+                    "done" | "failed" | "interrupted" if turn.is_some() && turn == self.turn => {
+                        if !self.target.json {
+                            println!();
+                            if state != "done" {
+                                let detail: Value =
+                                    serde_json::from_str(e["data"].as_str().unwrap_or("{}")).unwrap_or(Value::Null);
+                                let why = detail["error"].as_str().unwrap_or(state);
+                                eprintln!("turn {state}: {why}");
+                            }
+                        }
+                        return Ok(Some(match state {
+                            "done" => Outcome::Done,
+                            "interrupted" => Outcome::Interrupted,
+                            _ => Outcome::Failed,
+                        }));
+                    }
+                    _ => {}
+                }
+            } else if !self.target.json && !stage.is_empty() && state != "done" {
+                eprintln!("[{stage} {state}]");
+            }
+            return Ok(None);
+        }
+        for block in e["blocks"].as_array().into_iter().flatten() {
+            match block["type"].as_str().unwrap_or_default() {
+                "text" if !self.target.json => {
+                    print!("{}", block["text"].as_str().unwrap_or_default());
+                    std::io::stdout().flush()?;
+                }
+                "tool_call" if !self.target.json => {
+                    eprintln!("[tool] {}", block["title"].as_str().unwrap_or("(untitled)"));
+                }
+                "permission_request" => self.answer(block).await?,
+                _ => {}
+            }
+        }
+        Ok(None)
+    }
+
+    /// Asks at the terminal (or takes the first allowing option with `--yes`)
+    /// and answers the request.
+    async fn answer(&self, block: &Value) -> anyhow::Result<()> {
+        let request_id = block["request_id"].as_str().unwrap_or_default();
+        let options: Vec<&Value> = block["options"].as_array().map(|o| o.iter().collect()).unwrap_or_default();
+        let title = block["tool_call"]["title"].as_str().unwrap_or("a tool");
+        let chosen = if self.yes {
+            options.iter().find(|o| o["kind"].as_str().is_some_and(|k| k.starts_with("allow"))).copied()
+        } else if std::io::stdin().is_terminal() {
+            eprintln!("\nThe agent asks to use {title}:");
+            for (i, o) in options.iter().enumerate() {
+                eprintln!("  {}) {}", i + 1, o["name"].as_str().unwrap_or_default());
+            }
+            loop {
+                let line = ask("Choose a number: ", false)?;
+                if let Some(o) = line.trim().parse::<usize>().ok().and_then(|n| options.get(n.wrapping_sub(1))) {
+                    break Some(*o);
+                }
+            }
+        } else {
+            eprintln!(
+                "The agent asks to use {title}; answer with POST /api/conversations/{}/permissions/{request_id} (or run with --yes).",
+                self.conv
+            );
+            None
+        };
+        let Some(option) = chosen else { return Ok(()) };
+        let option_id = option["optionId"].as_str().unwrap_or_default();
+        let (status, body) = send(
+            self.client
+                .post(format!("{}/api/conversations/{}/permissions/{request_id}", self.url, self.conv))
+                .bearer_auth(self.key)
+                .json(&json!({"option_id": option_id})),
+        )
+        .await?;
+        if !status.is_success() {
+            eprintln!("answering the request: {}", refusal(status, &body));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sse_frames_split_across_chunks() {
+        let mut r = SseReader::default();
+        assert!(r.push(": keep-alive\n\nid: 7\nevent: mes").is_empty());
+        let frames = r.push("sage\ndata: {\"a\":1}\n\nid: 8\r\ndata: x\r\ndata: y\r\n\r\n");
+        assert_eq!(frames.len(), 2);
+        assert_eq!(frames[0], Frame { id: Some("7".into()), event: Some("message".into()), data: "{\"a\":1}".into() });
+        assert_eq!(frames[1].data, "x\ny");
+    }
+
+    #[test]
+    fn agents_are_picked_by_id_or_unique_name() {
+        let agents = vec![
+            json!({"id": "1", "name": "fixer"}),
+            json!({"id": "2", "name": "twin"}),
+            json!({"id": "3", "name": "twin"}),
+        ];
+        assert_eq!(pick_agent(&agents, "fixer").unwrap(), "1");
+        assert_eq!(pick_agent(&agents, "3").unwrap(), "3");
+        assert!(pick_agent(&agents, "twin").unwrap_err().to_string().contains("2 agents"));
+        assert!(pick_agent(&agents, "none").is_err());
+    }
+}
