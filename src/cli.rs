@@ -45,6 +45,9 @@ pub enum Command {
     /// Operator tools for the machines on this host (they read the configured database).
     #[command(subcommand)]
     Sandboxes(SandboxesCommand),
+    /// Operator tools for OAuth clients (they work on the configured database).
+    #[command(name = "oauth-clients", subcommand)]
+    OauthClients(OauthClientsCommand),
     /// Sign in to a server and save a new key in ~/.config/acs/credentials.toml (mode 0600).
     Login {
         #[command(flatten)]
@@ -109,6 +112,13 @@ pub enum CreditsCommand {
         #[arg(value_parser = ["on", "off"])]
         state: String,
     },
+}
+
+#[derive(Subcommand)]
+pub enum OauthClientsCommand {
+    /// Publish a client: any account may then sign in with it, and only an operator changes
+    /// or removes it (until then it signs in only the account that registered it).
+    Publish { id: uuid::Uuid },
 }
 
 #[derive(Subcommand)]
@@ -185,6 +195,7 @@ pub fn main() -> ExitCode {
                 Command::Migrate => migrate(loaded).await,
                 Command::Keys(KeysCommand::RotateMaster) => rotate_master(loaded).await,
                 Command::Credits(c) => credits(loaded, c).await,
+                Command::OauthClients(c) => oauth_clients(loaded, c).await,
                 Command::Sandboxes(c) => sandboxes(loaded, c).await,
                 Command::Config
                 | Command::Runtimes(_)
@@ -258,6 +269,20 @@ async fn credits(loaded: Loaded, command: CreditsCommand) -> anyhow::Result<()> 
             let on = state == "on";
             let balance = credits::operator::set_comped(&db, &email, on).await?;
             println!("{email} is {}comped; balance {balance}", if on { "" } else { "no longer " });
+        }
+    }
+    Ok(())
+}
+
+async fn oauth_clients(loaded: Loaded, command: OauthClientsCommand) -> anyhow::Result<()> {
+    let db = Db::connect(&loaded.config.database).await?;
+    acs_core::extension::migrate(&db).await?;
+    match command {
+        OauthClientsCommand::Publish { id } => {
+            if !acs_core::oauth::publish(&db, id).await? {
+                anyhow::bail!("no OAuth client has the id {id}");
+            }
+            println!("published OAuth client {id}");
         }
     }
     Ok(())

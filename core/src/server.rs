@@ -29,8 +29,8 @@ use crate::metrics::Metrics;
 use crate::ratelimit::RateLimiter;
 use crate::state::{AppState, Inner};
 use crate::{
-    accounts, agents, audit, auth, catalog, credentials, device, docs, environments, health, keys, search, secrets,
-    session, vaults,
+    accounts, agents, audit, auth, catalog, credentials, device, docs, environments, health, keys, oauth, search,
+    secrets, session, vaults,
 };
 
 /// The assembled application, ready to serve.
@@ -68,6 +68,7 @@ const TAGS: &[(&str, &str)] = &[
     ("auth", "Registration, sign-in and email verification"),
     ("account", "The signed-in account: password, email, credits"),
     ("keys", "API keys: full or restricted scope, expiry, revocation"),
+    ("oauth", "OAuth clients of browser apps and the PKCE token exchange"),
     ("audit", "The account's audit log"),
     ("catalog", "What this instance offers: runtimes, models, sandbox providers"),
     ("agents", "Agents: a runtime, model and instructions, versioned on every change"),
@@ -152,13 +153,17 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         loaded,
     });
 
-    let mut public =
-        OpenApiRouter::new().merge(health::router()).merge(accounts::public_router()).merge(device::router());
+    let mut public = OpenApiRouter::new()
+        .merge(health::router())
+        .merge(accounts::public_router())
+        .merge(device::router())
+        .merge(oauth::public_router());
     docs::mark_public(public.get_openapi_mut());
 
     let mut protected = OpenApiRouter::new()
         .merge(accounts::router())
         .merge(keys::router())
+        .merge(oauth::router())
         .merge(audit::router())
         .merge(catalog::router())
         .merge(agents::router())
@@ -199,6 +204,7 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
     let mut router = router
         .merge(session::pages::router())
         .merge(device::pages())
+        .merge(oauth::authorize::pages())
         .route("/api/docs", get(move || async move { axum::Json(doc.as_ref().clone()) }))
         .route("/docs", get(move || async move { Html(html.as_ref().clone()) }));
     router = router.fallback(middleware::fallback).method_not_allowed_fallback(middleware::method_not_allowed);
@@ -213,6 +219,9 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         .layer(CatchPanicLayer::custom(|_| ApiError::internal().into_response()))
         // Outermost: request id, tracing span, 406, client address, coarse limit.
         .layer(from_fn_with_state(state.clone(), middleware::admit))
+        // Outside even that: preflights are answered first, and every answer
+        // to an allowed origin (a 429 too) is readable by the app.
+        .layer(from_fn_with_state(state.clone(), oauth::cors::layer))
         .with_state(state.clone());
     Ok(App { state, router, openapi, extensions: exts })
 }

@@ -26,6 +26,7 @@ mod isolation;
 mod keys;
 mod limits;
 mod migrations;
+mod oauth;
 mod permissions;
 mod queue;
 mod reapply;

@@ -19,6 +19,7 @@ pub mod extension;
 pub mod http;
 pub mod journal;
 pub mod keys;
+pub mod oauth;
 pub mod principal;
 pub mod ratelimit;
 pub mod session;

@@ -56,6 +56,8 @@ pub struct Config {
     pub secrets: SecretsConfig,
     pub metrics: MetricsConfig,
     pub log: LogConfig,
+    pub oauth: OAuthConfig,
+    pub cors: CorsConfig,
     /// Runtime flags by name; each compiled-in extension has one.
     pub features: BTreeMap<String, bool>,
     /// Sections owned by extensions, checked by each extension at start.
@@ -342,6 +344,43 @@ impl Default for QueueConfig {
     }
 }
 
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OAuthConfig {
+    /// Lifetime of a key issued by the OAuth token exchange (default 30 days).
+    pub token_ttl_seconds: u64,
+}
+
+impl Default for OAuthConfig {
+    fn default() -> Self {
+        OAuthConfig { token_ttl_seconds: 30 * 24 * 3600 }
+    }
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CorsConfig {
+    /// Origins (`https://app.example.com`, `http://localhost:3000`) allowed
+    /// to call `/api` from a browser, besides those of registered OAuth
+    /// clients' redirect URIs.
+    pub allowed_origins: Vec<String>,
+}
+
+/// The origin `scheme://host[:port]` of an `http(s)` address written as an
+/// origin: nothing after the authority but an optional `/`.
+pub fn parse_origin(text: &str) -> Option<String> {
+    let (scheme, rest) = text.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        return None;
+    }
+    let authority = rest.strip_suffix('/').unwrap_or(rest).to_ascii_lowercase();
+    let valid = !authority.is_empty()
+        && authority.chars().all(|c| c.is_ascii_alphanumeric() || "-.:[]".contains(c))
+        && !authority.starts_with(':');
+    valid.then(|| format!("{scheme}://{authority}"))
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MetricsConfig {
@@ -376,6 +415,8 @@ impl Default for Config {
             runtimes: RuntimesConfig::default(),
             secrets: SecretsConfig::default(),
             metrics: MetricsConfig::default(),
+            oauth: OAuthConfig::default(),
+            cors: CorsConfig::default(),
             log: LogConfig::default(),
             features: BTreeMap::new(),
             extensions: BTreeMap::new(),
@@ -569,6 +610,18 @@ pub fn from_figment_with(figment: Figment, sections: &[Section]) -> Result<Loade
     }
     if config.limits.window_seconds == 0 {
         return Err(ConfigError::Invalid { key: "limits.window_seconds".into(), message: "must be at least 1".into() });
+    }
+    if !(60..=10 * 365 * 24 * 3600).contains(&config.oauth.token_ttl_seconds) {
+        return Err(ConfigError::Invalid {
+            key: "oauth.token_ttl_seconds".into(),
+            message: "must be 60 to 315360000 (ten years)".into(),
+        });
+    }
+    if let Some(bad) = config.cors.allowed_origins.iter().find(|o| parse_origin(o).is_none()) {
+        return Err(ConfigError::Invalid {
+            key: "cors.allowed_origins".into(),
+            message: format!("`{bad}` is not an origin such as https://app.example.com or http://localhost:3000"),
+        });
     }
     if !(1..=24 * 365).contains(&config.auth.session_hours) {
         return Err(ConfigError::Invalid { key: "auth.session_hours".into(), message: "must be 1 to 8760".into() });
