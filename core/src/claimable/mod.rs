@@ -190,7 +190,7 @@ async fn repeat(state: &AppState, p: &Principal, grant: Grant) -> ApiResult<Clai
             .execute(&mut *tx)
             .await?;
     if still_open.rows_affected() == 0 {
-        return Err(rules::check_repeat(&Grant { claimed: true, ..grant }).unwrap_err());
+        return Err(rules::claimed_since_opened());
     }
     let api_key = mint_for_application(&mut tx, p, &grant).await?;
     audit::record(&mut *tx, &Actor::key(p), "claimable_user.key_issued", Some(("claimable_user", grant.id))).await?;
@@ -339,7 +339,7 @@ async fn claim_claimable_user(
     // Keys made through the application's keys (POST /api/keys, a device
     // login) are the application's too: every key of the principal goes,
     // with its sessions and approved device logins, which would mint more.
-    let mut revoked = revoke_application_keys(&mut *tx, principal, Uuid::nil(), now).await?;
+    let mut revoked = revoke_application_keys(&mut *tx, principal, Uuid::nil(), i64::MAX).await?;
     for table in ["browser_sessions", "device_logins"] {
         sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM {table} WHERE account_id = $1")))
             .bind(principal.to_string())

@@ -79,14 +79,15 @@ pub fn check_claim(grant: Option<&Grant>, caller: Uuid) -> Result<(), ApiError> 
 /// A create repeated with an idempotency key whose principal was claimed
 /// since: the application no longer owns it and gets no key for it.
 pub fn check_repeat(grant: &Grant) -> Result<(), ApiError> {
-    if grant.claimed {
-        Err(ApiError::conflict(
-            "already_claimed",
-            "The principal opened with this Idempotency-Key was claimed; it belongs to its claimer now.",
-        ))
-    } else {
-        Ok(())
-    }
+    if grant.claimed { Err(claimed_since_opened()) } else { Ok(()) }
+}
+
+/// 409 `already_claimed` for the application repeating a create.
+pub fn claimed_since_opened() -> ApiError {
+    ApiError::conflict(
+        "already_claimed",
+        "The principal opened with this Idempotency-Key was claimed; it belongs to its claimer now.",
+    )
 }
 
 pub fn not_found() -> ApiError {
