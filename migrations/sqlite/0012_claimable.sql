@@ -13,23 +13,26 @@
 -- transaction sqlx records the migration after the script: if the process
 -- dies in between, the script runs again, so every step may run twice.
 
-PRAGMA foreign_keys = OFF;
-
-BEGIN IMMEDIATE;
-
--- The rebuild below copies exactly these columns and recreates no index.
--- A migration that adds a column or an index to `accounts` must be matched
--- here; until it is, this CHECK fails the migration instead of the rebuild
--- silently dropping that column.
+-- The rebuild below copies exactly these columns and makes no index again.
+-- A migration that adds a column or an index to `accounts` before this one
+-- must be matched here; until it is, this CHECK fails the migration (before
+-- anything changed) instead of the rebuild silently dropping it.
+DROP TABLE IF EXISTS temp.claimable_guard;
 CREATE TEMP TABLE claimable_guard (
     columns TEXT NOT NULL
         CHECK (columns = 'id,email,password_hash,email_verified,pending_email,created_at,updated_at,credit_balance,comped'),
-    indexes INTEGER NOT NULL CHECK (indexes = 0)
+    -- Indexes made by CREATE INDEX (not by UNIQUE), to be made again after the rename.
+    indexes TEXT NOT NULL CHECK (indexes = '')
 );
 INSERT INTO claimable_guard (columns, indexes) VALUES (
     (SELECT group_concat(name, ',') FROM (SELECT name FROM pragma_table_info('accounts') ORDER BY cid)),
-    (SELECT COUNT(*) FROM pragma_index_list('accounts') WHERE origin = 'c')
+    (SELECT COALESCE(group_concat(name, ','), '') FROM (SELECT name FROM pragma_index_list('accounts') WHERE origin = 'c' ORDER BY name))
 );
+DROP TABLE claimable_guard;
+
+PRAGMA foreign_keys = OFF;
+
+BEGIN IMMEDIATE;
 
 CREATE TABLE accounts_new (
     id TEXT PRIMARY KEY,
@@ -51,9 +54,11 @@ ALTER TABLE accounts_new RENAME TO accounts;
 
 -- Every reference to an account still resolves (the copy kept every id);
 -- a dangling one fails the CHECK and rolls the rebuild back.
+-- (OR ROLLBACK ends the transaction itself: the script stops at the error.)
+DROP TABLE IF EXISTS temp.claimable_fk_guard;
 CREATE TEMP TABLE claimable_fk_guard (dangling INTEGER NOT NULL CHECK (dangling = 0));
-INSERT INTO claimable_fk_guard (dangling) SELECT COUNT(*) FROM pragma_foreign_key_check WHERE parent = 'accounts';
-DROP TABLE claimable_guard;
+INSERT OR ROLLBACK INTO claimable_fk_guard (dangling)
+    SELECT COUNT(*) FROM pragma_foreign_key_check WHERE parent = 'accounts';
 DROP TABLE claimable_fk_guard;
 
 -- One row per principal: who opened it, who owns it now, and the

@@ -562,12 +562,17 @@ async fn migration_12_keeps_every_row_and_column(b: Backend) {
     assert_eq!(grants, 0, "the owner's grant went with it");
 
     if b == Backend::Sqlite {
-        // A later column on `accounts` that the rebuild does not know of
-        // fails the migration (its guard) instead of being dropped by it.
-        sqlx::query("ALTER TABLE accounts ADD COLUMN later BIGINT").execute(pool).await.unwrap();
+        // A later index or column on `accounts` that the rebuild does not
+        // know of fails the migration (its guard) instead of being dropped by it.
         sqlx::query("DELETE FROM _sqlx_migrations WHERE version = 12").execute(pool).await.unwrap();
-        let err = acs::core::extension::migrate(&app.state().db).await.unwrap_err().to_string();
-        assert!(err.contains("CHECK constraint failed"), "{err}");
+        for change in
+            ["CREATE INDEX accounts_later ON accounts(updated_at)", "ALTER TABLE accounts ADD COLUMN later BIGINT"]
+        {
+            sqlx::query(sqlx::AssertSqlSafe(change)).execute(pool).await.unwrap();
+            let err = acs::core::extension::migrate(&app.state().db).await.unwrap_err().to_string();
+            assert!(err.contains("CHECK constraint failed"), "{change}: {err}");
+            sqlx::query("DROP INDEX IF EXISTS accounts_later").execute(pool).await.unwrap();
+        }
         let mut columns = columns.clone();
         columns.push(("later".to_owned(), false));
         assert_eq!(account_columns(&app, b).await, columns);
