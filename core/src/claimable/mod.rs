@@ -204,7 +204,7 @@ async fn repeat(state: &AppState, p: &Principal, grant: Grant) -> ApiResult<Clai
 /// same key returns the same principal (200) with a fresh `api_key`; earlier
 /// keys keep working.
 #[utoipa::path(post, path = "/api/claimable-users", operation_id = "createClaimableUser", tag = "claimable-users",
-    params(("Idempotency-Key" = String, Header, description = "1 to 200 characters, no NUL; required")),
+    params(("Idempotency-Key" = String, Header, min_length = 1, max_length = 200, description = "1 to 200 characters, no NUL; required")),
     responses(
         (status = 201, description = "Opened", body = ClaimableUserCreatedResponse),
         (status = 200, description = "A repeat: the principal this key opened, with a fresh `api_key`", body = ClaimableUserCreatedResponse),

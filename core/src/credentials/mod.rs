@@ -91,7 +91,7 @@ fn aad(set_id: Uuid, provider: &str) -> String {
 }
 
 /// A provider kind this service knows; any other is 404 (it names no credential).
-pub fn check_provider(provider: &str) -> ApiResult<()> {
+fn check_provider(provider: &str) -> ApiResult<()> {
     if PROVIDERS.contains(&provider) { Ok(()) } else { Err(ApiError::not_found("Provider")) }
 }
 
