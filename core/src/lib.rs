@@ -9,6 +9,7 @@
 
 pub mod agents;
 pub mod catalog;
+pub mod claimable;
 pub mod conversations;
 pub mod credentials;
 pub mod environments;

@@ -75,6 +75,7 @@ const TAGS: &[(&str, &str)] = &[
     ("environments", "Environments: repositories, packages, setup script and secrets of a machine"),
     ("vaults", "Vaults: secrets an agent's tools may use"),
     ("inference-credentials", "Provider credentials for the account's own inference, in sets"),
+    ("claimable-users", "Claimable principals: accounts an application opens for a person to claim"),
     ("conversations", "Conversations: turns with an agent on a sandbox, their event log and streams"),
     ("events", "Live events of every conversation of the account"),
     ("sandboxes", "Sandboxes: the machines conversations run on, their files, changes and egress"),
@@ -170,6 +171,7 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         .merge(environments::router())
         .merge(vaults::router())
         .merge(credentials::router())
+        .merge(crate::claimable::router())
         .merge(search::router())
         .merge(crate::sandboxes::router())
         .merge(crate::events::stream::router())

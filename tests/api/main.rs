@@ -10,6 +10,7 @@ mod agents;
 mod attach;
 mod callback_key;
 mod capacity;
+mod claimable;
 mod cli;
 mod conversations;
 mod credentials;

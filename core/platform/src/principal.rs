@@ -80,7 +80,8 @@ pub struct ResolvedKey {
 /// What `GET /api/auth/me` shows of an account, as the account cache keeps it.
 #[derive(Debug, Clone)]
 pub struct Identity {
-    pub email: String,
+    /// None for a claimable principal (docs/claimable.md).
+    pub email: Option<String>,
     pub email_verified: bool,
     pub pending_email: Option<String>,
     pub created_at: i64,

@@ -90,6 +90,7 @@ fn aad(set_id: Uuid, provider: &str) -> String {
     format!("inference_credential:{set_id}:{provider}")
 }
 
+/// A provider kind this service knows; any other is 404 (it names no credential).
 fn check_provider(provider: &str) -> ApiResult<()> {
     if PROVIDERS.contains(&provider) { Ok(()) } else { Err(ApiError::not_found("Provider")) }
 }
@@ -210,8 +211,18 @@ async fn touch(tx: &mut sqlx::Transaction<'_, Any>, set_id: Uuid) -> Result<(), 
     Ok(())
 }
 
-async fn put_value(state: &AppState, p: &Principal, set_id: Uuid, provider: &str, value: &str) -> ApiResult<()> {
-    let sealed = state.crypto.encrypt(&state.db, p.account_id, &aad(set_id, provider), value).await?;
+/// Writes a value of `account_id`'s set, sealed under that account's data
+/// key; `actor` is who did it (the account's own key, or the owner of a
+/// claimable principal).
+async fn put_value(
+    state: &AppState,
+    actor: &Actor,
+    account_id: Uuid,
+    set_id: Uuid,
+    provider: &str,
+    value: &str,
+) -> ApiResult<()> {
+    let sealed = state.crypto.encrypt(&state.db, account_id, &aad(set_id, provider), value).await?;
     let now = now_micros();
     let mut tx = state.db.begin().await?;
     sqlx::query(
@@ -220,33 +231,31 @@ async fn put_value(state: &AppState, p: &Principal, set_id: Uuid, provider: &str
          ON CONFLICT (set_id, provider) DO UPDATE SET ciphertext = excluded.ciphertext, updated_at = excluded.updated_at",
     )
     .bind(set_id.to_string())
-    .bind(p.account_id.to_string())
+    .bind(account_id.to_string())
     .bind(provider.to_owned())
     .bind(sealed)
     .bind(now)
     .execute(&mut *tx)
     .await?;
     touch(&mut tx, set_id).await?;
-    audit::record(&mut *tx, &Actor::key(p), "inference_credential.set", Some(("inference_credential_set", set_id)))
-        .await?;
+    audit::record(&mut *tx, actor, "inference_credential.set", Some(("inference_credential_set", set_id))).await?;
     tx.commit().await?;
     Ok(())
 }
 
-async fn clear_value(state: &AppState, p: &Principal, set_id: Uuid, provider: &str) -> ApiResult<()> {
+async fn clear_value(state: &AppState, actor: &Actor, account_id: Uuid, set_id: Uuid, provider: &str) -> ApiResult<()> {
     let mut tx = state.db.begin().await?;
     let done = sqlx::query("DELETE FROM inference_credentials WHERE set_id = $1 AND provider = $2 AND account_id = $3")
         .bind(set_id.to_string())
         .bind(provider.to_owned())
-        .bind(p.account_id.to_string())
+        .bind(account_id.to_string())
         .execute(&mut *tx)
         .await?;
     if done.rows_affected() == 0 {
         return Err(ApiError::not_found("Credential"));
     }
     touch(&mut tx, set_id).await?;
-    audit::record(&mut *tx, &Actor::key(p), "inference_credential.deleted", Some(("inference_credential_set", set_id)))
-        .await?;
+    audit::record(&mut *tx, actor, "inference_credential.deleted", Some(("inference_credential_set", set_id))).await?;
     tx.commit().await?;
     Ok(())
 }
@@ -435,7 +444,7 @@ async fn put_set_credential(
     check_provider(&provider)?;
     check_value(&req.value)?;
     find_set(&state, p.account_id, id).await?;
-    put_value(&state, &p, id, &provider, &req.value).await?;
+    put_value(&state, &Actor::key(&p), p.account_id, id, &provider, &req.value).await?;
     Ok(ok(InferenceCredentialStatus { provider, set: true }))
 }
 
@@ -450,7 +459,7 @@ async fn delete_set_credential(
     p.require_full()?;
     check_provider(&provider)?;
     find_set(&state, p.account_id, id).await?;
-    clear_value(&state, &p, id, &provider).await?;
+    clear_value(&state, &Actor::key(&p), p.account_id, id, &provider).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -475,28 +484,43 @@ async fn put_default(
     Json(req): Json<CredentialValue>,
 ) -> ApiResult<Data<InferenceCredentialStatus>> {
     p.require_full()?;
-    check_provider(&provider)?;
-    check_value(&req.value)?;
+    put_default_value(&state, &Actor::key(&p), p.account_id, &provider, &req.value).await?;
+    Ok(ok(InferenceCredentialStatus { provider, set: true }))
+}
+
+/// Checks and writes a provider value on `account_id`'s default set,
+/// creating a `Default` set when the account has none (spec 4.3). Shared by
+/// the account's own route and a claimable principal's owner.
+pub async fn put_default_value(
+    state: &AppState,
+    actor: &Actor,
+    account_id: Uuid,
+    provider: &str,
+    value: &str,
+) -> ApiResult<()> {
+    check_provider(provider)?;
+    check_value(value)?;
     // Looked up under the account lock, so two first writes share one `Default` set.
     let mut tx = state.db.begin().await?;
-    lock_account(&mut tx, p.account_id).await?;
-    let set_id = match default_set_id(&mut *tx, p.account_id).await? {
+    lock_account(&mut tx, account_id).await?;
+    let set_id = match default_set_id(&mut *tx, account_id).await? {
         Some(id) => id,
         None => {
-            let id = insert_set(&mut tx, p.account_id, DEFAULT_SET_NAME).await?;
-            audit::record(
-                &mut *tx,
-                &Actor::key(&p),
-                "inference_credential_set.created",
-                Some(("inference_credential_set", id)),
-            )
-            .await?;
+            let id = insert_set(&mut tx, account_id, DEFAULT_SET_NAME).await?;
+            audit::record(&mut *tx, actor, "inference_credential_set.created", Some(("inference_credential_set", id)))
+                .await?;
             id
         }
     };
     tx.commit().await?;
-    put_value(&state, &p, set_id, &provider, &req.value).await?;
-    Ok(ok(InferenceCredentialStatus { provider, set: true }))
+    put_value(state, actor, account_id, set_id, provider, value).await
+}
+
+/// Clears a provider value of `account_id`'s default set (404 when it holds none).
+pub async fn clear_default_value(state: &AppState, actor: &Actor, account_id: Uuid, provider: &str) -> ApiResult<()> {
+    check_provider(provider)?;
+    let set_id = default_set_id(&state.db.pool, account_id).await?.ok_or_else(|| ApiError::not_found("Credential"))?;
+    clear_value(state, actor, account_id, set_id, provider).await
 }
 
 /// Clears a provider credential of the default set.
@@ -508,10 +532,7 @@ async fn delete_default(
     Path(provider): Path<String>,
 ) -> ApiResult<StatusCode> {
     p.require_full()?;
-    check_provider(&provider)?;
-    let set_id =
-        default_set_id(&state.db.pool, p.account_id).await?.ok_or_else(|| ApiError::not_found("Credential"))?;
-    clear_value(&state, &p, set_id, &provider).await?;
+    clear_default_value(&state, &Actor::key(&p), p.account_id, &provider).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -79,7 +79,8 @@ pub struct MeKey {
 #[derive(Serialize, ToSchema)]
 pub struct Me {
     pub user_id: Uuid,
-    pub email: String,
+    /// Null for a claimable principal, an account without email or password (docs/claimable.md).
+    pub email: Option<String>,
     pub email_verified: bool,
     /// An email address waiting for verification before it replaces `email`.
     pub pending_email: Option<String>,
@@ -117,10 +118,11 @@ pub struct Message {
     pub message: String,
 }
 
+/// `email` and `password_hash` are absent for a claimable principal (docs/claimable.md).
 struct AccountRow {
     id: Uuid,
-    email: String,
-    password_hash: String,
+    email: Option<String>,
+    password_hash: Option<String>,
     email_verified: bool,
     pending_email: Option<String>,
     created_at: i64,
@@ -223,7 +225,8 @@ async fn register(
 pub async fn sign_in(state: &AppState, email: &str, given: String) -> Result<Option<Uuid>, sqlx::Error> {
     let found = find_account(state, "email", &normalize_email(email)).await?;
     let (account_id, stored) = match &found {
-        Some(a) => (Some(a.id), Some(a.password_hash.clone())),
+        // A principal has no password: nothing signs in to it (nor can its NULL email be found).
+        Some(a) => (Some(a.id), a.password_hash.clone()),
         None => (None, None),
     };
     let good = password::verify(given, stored).await;
@@ -285,11 +288,11 @@ async fn verify_email(
     let account_id = row.uuid("account_id")?;
     let email: String = row.try_get("email")?;
     let now = now_micros();
-    let current: String = sqlx::query_scalar("SELECT email FROM accounts WHERE id = $1")
+    let current: Option<String> = sqlx::query_scalar("SELECT email FROM accounts WHERE id = $1")
         .bind(account_id.to_string())
         .fetch_one(&mut *tx)
         .await?;
-    let changed = current != email;
+    let changed = current.as_deref() != Some(email.as_str());
     let updated = sqlx::query(
         "UPDATE accounts SET email = $1, email_verified = 1, \
          pending_email = CASE WHEN pending_email = $1 THEN NULL ELSE pending_email END, updated_at = $2 WHERE id = $3",
@@ -326,10 +329,13 @@ async fn verify_email(
     responses((status = 202, description = "Sent", body = Data<Message>)))]
 async fn resend_verification(State(state): State<AppState>, p: Principal) -> ApiResult<(StatusCode, Data<Message>)> {
     let a = account(&state, p.account_id).await?;
-    let to = match (&a.pending_email, a.email_verified) {
-        (Some(pending), _) => pending.clone(),
-        (None, false) => a.email.clone(),
-        (None, true) => return Err(ApiError::conflict("already_verified", "The email address is already verified.")),
+    let to = match (&a.pending_email, &a.email, a.email_verified) {
+        (Some(pending), _, _) => pending.clone(),
+        (None, Some(email), false) => email.clone(),
+        (None, Some(_), true) => {
+            return Err(ApiError::conflict("already_verified", "The email address is already verified."));
+        }
+        (None, None, _) => return Err(ApiError::conflict("no_email", "The account has no email address.")),
     };
     send_verification(&state, a.id, &to).await?;
     Ok((StatusCode::ACCEPTED, ok(Message { message: format!("Verification sent to {to}.") })))
@@ -366,7 +372,7 @@ async fn me(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Me>> 
 /// A wrong current password is 422; guessing through a key is bounded by
 /// that key's request limit.
 async fn check_current_password(a: &AccountRow, given: String) -> ApiResult<()> {
-    if password::verify(given, Some(a.password_hash.clone())).await {
+    if password::verify(given, a.password_hash.clone()).await {
         Ok(())
     } else {
         Err(ApiError::invalid("current_password", "is incorrect"))
@@ -419,7 +425,7 @@ async fn change_email(
     v.finish()?;
     let a = account(&state, p.account_id).await?;
     check_current_password(&a, req.current_password).await?;
-    if new_email == a.email {
+    if a.email.as_deref() == Some(new_email.as_str()) {
         return Err(ApiError::invalid("new_email", "is already the account's address"));
     }
     if find_account(&state, "email", &new_email).await?.is_some() {
@@ -439,7 +445,8 @@ async fn change_email(
     Ok((
         StatusCode::ACCEPTED,
         ok(EmailChangePending {
-            email: a.email,
+            // The password check passed, so this is not a principal and has an email.
+            email: a.email.unwrap_or_default(),
             pending_email: new_email.clone(),
             message: format!("Verification sent to {new_email}; the change applies once it is verified."),
         }),
