@@ -24,6 +24,7 @@ mod fake_model;
 mod health_audit;
 mod isolation;
 mod keys;
+mod lifecycle;
 mod limits;
 mod migrations;
 mod permissions;

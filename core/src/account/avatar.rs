@@ -110,7 +110,10 @@ mod tests {
         let empty = from_json(AvatarRequest { data: String::new(), media_type: "image/webp".into() }).unwrap_err();
         assert_eq!(field(&empty), "data");
         // Unpadded base64 is taken, as for prompt images.
-        assert_eq!(from_json(AvatarRequest { data: "aGk".into(), media_type: "image/jpeg".into() }).unwrap().data, b"hi");
+        assert_eq!(
+            from_json(AvatarRequest { data: "aGk".into(), media_type: "image/jpeg".into() }).unwrap().data,
+            b"hi"
+        );
     }
 
     #[test]

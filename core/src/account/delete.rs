@@ -34,10 +34,8 @@ pub fn confirm_matches(email: &str, confirm: &str) -> bool {
 /// address. Safe to run again on a deletion cut short; a missing account is already done.
 pub async fn delete_account(state: &AppState, account_id: Uuid) -> Result<(), BoxError> {
     let id = account_id.to_string();
-    let Some(row) = sqlx::query("SELECT email FROM accounts WHERE id = $1")
-        .bind(id.clone())
-        .fetch_optional(&state.db.pool)
-        .await?
+    let Some(row) =
+        sqlx::query("SELECT email FROM accounts WHERE id = $1").bind(id.clone()).fetch_optional(&state.db.pool).await?
     else {
         forget(state, account_id);
         return Ok(());

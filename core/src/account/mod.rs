@@ -95,10 +95,7 @@ async fn get_onboarding(State(state): State<AppState>, p: Principal) -> ApiResul
 /// Marks onboarding completed (again is harmless: the first time is kept).
 #[utoipa::path(post, path = "/api/account/onboarding", operation_id = "completeOnboarding", tag = "account",
     responses((status = 200, description = "Onboarding state", body = OnboardingResponse)))]
-async fn complete_onboarding(
-    State(state): State<AppState>,
-    p: Principal,
-) -> ApiResult<axum::Json<OnboardingResponse>> {
+async fn complete_onboarding(State(state): State<AppState>, p: Principal) -> ApiResult<axum::Json<OnboardingResponse>> {
     let mut tx = state.db.begin().await?;
     let first = sqlx::query(
         "UPDATE accounts SET onboarding_completed_at = $1, updated_at = $1 \
@@ -125,7 +122,12 @@ async fn complete_onboarding(
     responses((status = 204, description = "Set"),
         (status = 415, description = "`unsupported_media_type`: neither JSON nor an image", body = crate::error::ErrorBody),
         (status = 422, description = "`validation_failed` on `data` (empty, over 10 MB, not base64) or `media_type`", body = crate::error::ErrorBody)))]
-async fn put_avatar(State(state): State<AppState>, p: Principal, headers: HeaderMap, body: Bytes) -> ApiResult<StatusCode> {
+async fn put_avatar(
+    State(state): State<AppState>,
+    p: Principal,
+    headers: HeaderMap,
+    body: Bytes,
+) -> ApiResult<StatusCode> {
     let ct = headers.get(header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(avatar::essence).unwrap_or_default();
     let image = if ct == "application/json" || ct.ends_with("+json") {
         avatar::from_json(parse_json(&body)?)?

@@ -123,13 +123,8 @@ const KEYS: &[(&str, K)] = &[
     ("last_used_at", K::Time),
     ("inserted_at", K::Time),
 ];
-const AGENTS: &[(&str, K)] = &[
-    ("id", K::Text),
-    ("version", K::Int),
-    ("spec", K::Json),
-    ("inserted_at", K::Time),
-    ("updated_at", K::Time),
-];
+const AGENTS: &[(&str, K)] =
+    &[("id", K::Text), ("version", K::Int), ("spec", K::Json), ("inserted_at", K::Time), ("updated_at", K::Time)];
 const ENVIRONMENTS: &[(&str, K)] =
     &[("id", K::Text), ("name", K::Text), ("spec", K::Json), ("inserted_at", K::Time), ("updated_at", K::Time)];
 const VAULTS: &[(&str, K)] = &[
@@ -286,11 +281,7 @@ async fn list_section<S, F>(
 ) -> Result<(), BoxError>
 where
     S: ChunkStore,
-    F: for<'a> FnMut(
-        &'a AppState,
-        &'a mut Writer<S>,
-        Map<String, Value>,
-    ) -> BoxFuture<'a, Result<(), BoxError>>,
+    F: for<'a> FnMut(&'a AppState, &'a mut Writer<S>, Map<String, Value>) -> BoxFuture<'a, Result<(), BoxError>>,
 {
     let select = select_of(cols);
     let select: Vec<(&str, K)> = select.iter().map(|(c, k)| (c.as_str(), *k)).collect();
@@ -350,26 +341,26 @@ fn agent_item<'a, S: ChunkStore>(
     w: &'a mut Writer<S>,
     obj: Map<String, Value>,
 ) -> BoxFuture<'a, Result<(), BoxError>> {
-        Box::pin(async move {
-            // The agent as the API shows it: the spec's fields flattened beside its identity.
-            let mut agent = Map::new();
-            agent.insert("id".into(), obj["id"].clone());
-            if let Some(Value::Object(spec)) = obj.get("spec") {
-                agent.extend(spec.clone());
-            }
-            for k in ["version", "inserted_at", "updated_at"] {
-                agent.insert(k.into(), obj[k].clone());
-            }
-            let versions = children(
-                state,
-                "SELECT version, spec, created_at AS inserted_at FROM agent_versions WHERE agent_id = $1 ORDER BY version",
-                &id_of(&obj),
-                &[("version", K::Int), ("spec", K::Json), ("inserted_at", K::Time)],
-            )
-            .await?;
-            agent.insert("versions".into(), Value::Array(versions.into_iter().map(Value::Object).collect()));
-            w.value(&agent)
-        })
+    Box::pin(async move {
+        // The agent as the API shows it: the spec's fields flattened beside its identity.
+        let mut agent = Map::new();
+        agent.insert("id".into(), obj["id"].clone());
+        if let Some(Value::Object(spec)) = obj.get("spec") {
+            agent.extend(spec.clone());
+        }
+        for k in ["version", "inserted_at", "updated_at"] {
+            agent.insert(k.into(), obj[k].clone());
+        }
+        let versions = children(
+            state,
+            "SELECT version, spec, created_at AS inserted_at FROM agent_versions WHERE agent_id = $1 ORDER BY version",
+            &id_of(&obj),
+            &[("version", K::Int), ("spec", K::Json), ("inserted_at", K::Time)],
+        )
+        .await?;
+        agent.insert("versions".into(), Value::Array(versions.into_iter().map(Value::Object).collect()));
+        w.value(&agent)
+    })
 }
 
 async fn environments<S: ChunkStore>(state: &AppState, id: &str, w: &mut Writer<S>) -> Result<(), BoxError> {
@@ -382,29 +373,29 @@ fn environment_item<'a, S: ChunkStore>(
     w: &'a mut Writer<S>,
     obj: Map<String, Value>,
 ) -> BoxFuture<'a, Result<(), BoxError>> {
-        Box::pin(async move {
-            let mut env = Map::new();
-            for k in ["id", "name"] {
-                env.insert(k.into(), obj[k].clone());
-            }
-            if let Some(Value::Object(spec)) = obj.get("spec") {
-                env.extend(spec.clone());
-            }
-            for k in ["inserted_at", "updated_at"] {
-                env.insert(k.into(), obj[k].clone());
-            }
-            // Keys only: values are write-only.
-            let secrets = children(
-                state,
-                "SELECT id, key, created_at AS inserted_at, updated_at FROM environment_secrets \
+    Box::pin(async move {
+        let mut env = Map::new();
+        for k in ["id", "name"] {
+            env.insert(k.into(), obj[k].clone());
+        }
+        if let Some(Value::Object(spec)) = obj.get("spec") {
+            env.extend(spec.clone());
+        }
+        for k in ["inserted_at", "updated_at"] {
+            env.insert(k.into(), obj[k].clone());
+        }
+        // Keys only: values are write-only.
+        let secrets = children(
+            state,
+            "SELECT id, key, created_at AS inserted_at, updated_at FROM environment_secrets \
                  WHERE environment_id = $1 ORDER BY key",
-                &id_of(&obj),
-                &[("id", K::Text), ("key", K::Text), ("inserted_at", K::Time), ("updated_at", K::Time)],
-            )
-            .await?;
-            env.insert("secrets".into(), Value::Array(secrets.into_iter().map(Value::Object).collect()));
-            w.value(&env)
-        })
+            &id_of(&obj),
+            &[("id", K::Text), ("key", K::Text), ("inserted_at", K::Time), ("updated_at", K::Time)],
+        )
+        .await?;
+        env.insert("secrets".into(), Value::Array(secrets.into_iter().map(Value::Object).collect()));
+        w.value(&env)
+    })
 }
 
 async fn vaults<S: ChunkStore>(state: &AppState, id: &str, w: &mut Writer<S>) -> Result<(), BoxError> {
@@ -416,24 +407,24 @@ fn vault_item<'a, S: ChunkStore>(
     w: &'a mut Writer<S>,
     mut obj: Map<String, Value>,
 ) -> BoxFuture<'a, Result<(), BoxError>> {
-        Box::pin(async move {
-            let secrets = children(
-                state,
-                "SELECT id, key, expires_at, created_at AS inserted_at, updated_at FROM vault_secrets \
+    Box::pin(async move {
+        let secrets = children(
+            state,
+            "SELECT id, key, expires_at, created_at AS inserted_at, updated_at FROM vault_secrets \
                  WHERE vault_id = $1 ORDER BY key",
-                &id_of(&obj),
-                &[
-                    ("id", K::Text),
-                    ("key", K::Text),
-                    ("expires_at", K::Time),
-                    ("inserted_at", K::Time),
-                    ("updated_at", K::Time),
-                ],
-            )
-            .await?;
-            obj.insert("secrets".into(), Value::Array(secrets.into_iter().map(Value::Object).collect()));
-            w.value(&obj)
-        })
+            &id_of(&obj),
+            &[
+                ("id", K::Text),
+                ("key", K::Text),
+                ("expires_at", K::Time),
+                ("inserted_at", K::Time),
+                ("updated_at", K::Time),
+            ],
+        )
+        .await?;
+        obj.insert("secrets".into(), Value::Array(secrets.into_iter().map(Value::Object).collect()));
+        w.value(&obj)
+    })
 }
 
 async fn credential_sets<S: ChunkStore>(state: &AppState, id: &str, w: &mut Writer<S>) -> Result<(), BoxError> {
@@ -446,19 +437,19 @@ fn credential_set_item<'a, S: ChunkStore>(
     w: &'a mut Writer<S>,
     mut obj: Map<String, Value>,
 ) -> BoxFuture<'a, Result<(), BoxError>> {
-        Box::pin(async move {
-            // Which providers hold a credential; never the credential.
-            let providers = children(
-                state,
-                "SELECT provider FROM inference_credentials WHERE set_id = $1 ORDER BY provider",
-                &id_of(&obj),
-                &[("provider", K::Text)],
-            )
-            .await?;
-            let kinds = providers.into_iter().filter_map(|mut p| p.remove("provider")).collect();
-            obj.insert("providers".into(), Value::Array(kinds));
-            w.value(&obj)
-        })
+    Box::pin(async move {
+        // Which providers hold a credential; never the credential.
+        let providers = children(
+            state,
+            "SELECT provider FROM inference_credentials WHERE set_id = $1 ORDER BY provider",
+            &id_of(&obj),
+            &[("provider", K::Text)],
+        )
+        .await?;
+        let kinds = providers.into_iter().filter_map(|mut p| p.remove("provider")).collect();
+        obj.insert("providers".into(), Value::Array(kinds));
+        w.value(&obj)
+    })
 }
 
 async fn team<S: ChunkStore>(state: &AppState, id: &str, w: &mut Writer<S>) -> Result<(), BoxError> {
@@ -511,51 +502,51 @@ fn conversation_item<'a, S: ChunkStore>(
     w: &'a mut Writer<S>,
     obj: Map<String, Value>,
 ) -> BoxFuture<'a, Result<(), BoxError>> {
-        Box::pin(async move {
-            let conv_id = id_of(&obj);
-            // The conversation's fields, then its turns and events streamed inside it.
-            w.begin_object();
-            for (k, v) in &obj {
-                w.field(k, v)?;
+    Box::pin(async move {
+        let conv_id = id_of(&obj);
+        // The conversation's fields, then its turns and events streamed inside it.
+        w.begin_object();
+        for (k, v) in &obj {
+            w.field(k, v)?;
+        }
+        w.key("turns")?;
+        w.begin_array();
+        let mut pager = TurnPager { after: None };
+        while let Some(rows) = pager.next(state, &conv_id).await? {
+            for row in &rows {
+                w.value(&object(row, TURNS)?)?;
             }
-            w.key("turns")?;
-            w.begin_array();
-            let mut pager = TurnPager { after: None };
-            while let Some(rows) = pager.next(state, &conv_id).await? {
-                for row in &rows {
-                    w.value(&object(row, TURNS)?)?;
-                }
-                w.flush_if_full().await?;
+            w.flush_if_full().await?;
+        }
+        w.end_array();
+        w.key("events")?;
+        w.begin_array();
+        let mut after = 0i64;
+        loop {
+            let sql = format!(
+                "SELECT {} FROM events WHERE conversation_id = $1 AND id > $2 ORDER BY id LIMIT $3",
+                columns(EVENTS)
+            );
+            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(conv_id.clone())
+                .bind(after)
+                .bind(EVENT_PAGE)
+                .fetch_all(&state.db.pool)
+                .await?;
+            let Some(last) = rows.last() else { break };
+            after = last.try_get("id")?;
+            for row in &rows {
+                w.value(&object(row, EVENTS)?)?;
             }
-            w.end_array();
-            w.key("events")?;
-            w.begin_array();
-            let mut after = 0i64;
-            loop {
-                let sql = format!(
-                    "SELECT {} FROM events WHERE conversation_id = $1 AND id > $2 ORDER BY id LIMIT $3",
-                    columns(EVENTS)
-                );
-                let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-                    .bind(conv_id.clone())
-                    .bind(after)
-                    .bind(EVENT_PAGE)
-                    .fetch_all(&state.db.pool)
-                    .await?;
-                let Some(last) = rows.last() else { break };
-                after = last.try_get("id")?;
-                for row in &rows {
-                    w.value(&object(row, EVENTS)?)?;
-                }
-                w.flush_if_full().await?;
-                if (rows.len() as i64) < EVENT_PAGE {
-                    break;
-                }
+            w.flush_if_full().await?;
+            if (rows.len() as i64) < EVENT_PAGE {
+                break;
             }
-            w.end_array();
-            w.end_object();
-            Ok(())
-        })
+        }
+        w.end_array();
+        w.end_object();
+        Ok(())
+    })
 }
 
 /// Turns of one conversation by (`inserted_at`, `id`).

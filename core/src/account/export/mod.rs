@@ -101,11 +101,9 @@ pub fn downloadable(status: ExportStatus, expires_at: Option<i64>, now: i64) -> 
 pub fn download_refusal(status: ExportStatus, expires_at: Option<i64>, now: i64) -> Option<ApiError> {
     match status {
         ExportStatus::Completed if downloadable(status, expires_at, now) => None,
-        ExportStatus::Completed => Some(ApiError::new(
-            StatusCode::GONE,
-            "export_expired",
-            "The export expired; ask for a new one.",
-        )),
+        ExportStatus::Completed => {
+            Some(ApiError::new(StatusCode::GONE, "export_expired", "The export expired; ask for a new one."))
+        }
         ExportStatus::Pending | ExportStatus::Failed => Some(ApiError::new(
             StatusCode::NOT_FOUND,
             "export_not_ready",
