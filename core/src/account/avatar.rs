@@ -26,6 +26,22 @@ pub struct AvatarRequest {
     pub media_type: String,
 }
 
+/// An image's bytes, as sent and as served.
+pub struct ImageBytes;
+
+impl utoipa::PartialSchema for ImageBytes {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{KnownFormat, ObjectBuilder, SchemaFormat, Type};
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::KnownFormat(KnownFormat::Binary)))
+            .description(Some("The image's bytes (png, jpeg, gif or webp; at most 10 MB)."))
+            .into()
+    }
+}
+
+impl utoipa::ToSchema for ImageBytes {}
+
 /// A checked avatar.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Avatar {

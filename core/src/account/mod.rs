@@ -26,7 +26,7 @@ use crate::http::extract::parse_json;
 use crate::state::AppState;
 use crate::time_fmt::{from_micros, now_micros};
 
-pub use avatar::AvatarRequest;
+pub use avatar::{AvatarRequest, ImageBytes};
 pub use delete::delete_account;
 
 /// Deletes the account for good.
@@ -118,7 +118,7 @@ async fn complete_onboarding(State(state): State<AppState>, p: Principal) -> Api
 #[utoipa::path(put, path = "/api/account/avatar", operation_id = "putAvatar", tag = "account",
     request_body(content(
         (AvatarRequest = "application/json"),
-        (Vec<u8> = "image/png"), (Vec<u8> = "image/jpeg"), (Vec<u8> = "image/gif"), (Vec<u8> = "image/webp"))),
+        (ImageBytes = "image/png"), (ImageBytes = "image/jpeg"), (ImageBytes = "image/gif"), (ImageBytes = "image/webp"))),
     responses((status = 204, description = "Set"),
         (status = 415, description = "`unsupported_media_type`: neither JSON nor an image", body = crate::error::ErrorBody),
         (status = 422, description = "`validation_failed` on `data` (empty, over 10 MB, not base64) or `media_type`", body = crate::error::ErrorBody)))]
@@ -155,7 +155,7 @@ async fn put_avatar(
 /// The avatar image, with its content type.
 #[utoipa::path(get, path = "/api/account/avatar", operation_id = "getAvatar", tag = "account",
     responses((status = 200, description = "The image", content(
-            (Vec<u8> = "image/png"), (Vec<u8> = "image/jpeg"), (Vec<u8> = "image/gif"), (Vec<u8> = "image/webp"))),
+            (ImageBytes = "image/png"), (ImageBytes = "image/jpeg"), (ImageBytes = "image/gif"), (ImageBytes = "image/webp"))),
         (status = 404, description = "No avatar", body = crate::error::ErrorBody)))]
 async fn get_avatar(State(state): State<AppState>, p: Principal) -> ApiResult<Response> {
     let row = sqlx::query("SELECT media_type, data FROM account_avatars WHERE account_id = $1")
