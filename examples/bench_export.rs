@@ -115,7 +115,13 @@ struct Run {
     download_growth_kib: u64,
 }
 
-async fn one_size(base: &str, http: &reqwest::Client, state: &acs::core::AppState, conversations: usize, events: usize) -> Run {
+async fn one_size(
+    base: &str,
+    http: &reqwest::Client,
+    state: &acs::core::AppState,
+    conversations: usize,
+    events: usize,
+) -> Run {
     let email = format!("bench-{conversations}x{events}-{}@example.com", &Uuid::new_v4().simple().to_string()[..6]);
     let (account_id, key) = account(http, base, &email).await;
     fill(state, account_id, conversations, events).await;

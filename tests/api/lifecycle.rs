@@ -18,6 +18,7 @@ use crate::common::{
 crate::both!(
     deletion_leaves_nothing_of_the_account,
     deletion_needs_the_email_and_a_full_key,
+    a_deletion_cut_short_is_finished,
     export_holds_the_account_without_secrets,
     export_download_follows_its_state,
     onboarding_keeps_the_first_completion,
@@ -318,6 +319,26 @@ async fn deletion_needs_the_email_and_a_full_key(b: Backend) {
     assert_refused(&app.get("/api/auth/me", &restricted).await, StatusCode::UNAUTHORIZED, "api_key_invalid");
     // Deleting what is already gone is done (the rule function others call).
     acs::core::account::delete_account(app.state(), u.id.parse().unwrap()).await.unwrap();
+}
+
+async fn a_deletion_cut_short_is_finished(b: Backend) {
+    let app = crate::common::spawn(b).await;
+    let u = app.user().await;
+    let other = app.user().await;
+    let now = acs::core::time_fmt::now_micros();
+    // Marked nine minutes ago: still in hand; eleven: its server died, the worker finishes it.
+    for (who, ago) in [(&other, 9), (&u, 11)] {
+        sqlx::query("UPDATE accounts SET deleting_at = $1 WHERE id = $2")
+            .bind(now - ago * 60 * 1_000_000)
+            .bind(who.id.clone())
+            .execute(&app.state().db.pool)
+            .await
+            .unwrap();
+    }
+    acs::core::account::delete::finish_stale(app.state()).await.unwrap();
+    assert_refused(&app.get("/api/auth/me", &u.key).await, StatusCode::UNAUTHORIZED, "api_key_invalid");
+    assert!(rows_holding(&app, std::slice::from_ref(&u.id)).await.is_empty());
+    assert_eq!(app.get("/api/auth/me", &other.key).await.status, StatusCode::OK);
 }
 
 /// Asks for an export and waits until it settled.
