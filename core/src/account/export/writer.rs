@@ -328,12 +328,12 @@ mod tests {
         let mut mem = Memory::default();
         let mut w = Writer::new(&mut mem);
         w.begin_object();
-        w.field("webhooks", &json!([])).unwrap();
-        assert!(ExportSink::begin_list(&mut w, "webhooks").await.is_err());
+        w.field("notes", &json!([])).unwrap();
+        assert!(ExportSink::begin_list(&mut w, "notes").await.is_err());
         // Nested keys may repeat top-level names.
         w.key("other").unwrap();
         w.begin_object();
-        w.field("webhooks", &1).unwrap();
+        w.field("notes", &1).unwrap();
         w.end_object();
     }
 
