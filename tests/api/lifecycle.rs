@@ -166,18 +166,20 @@ async fn counts(app: &TestApp, account_id: &str) -> std::collections::BTreeMap<S
     m
 }
 
-/// The uids of the processes running now.
-fn process_uids() -> Vec<u32> {
-    let mut uids = Vec::new();
+/// The processes running now as `uid`.
+fn processes_of(uid: u32) -> Vec<u32> {
+    let mut pids = Vec::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
         if let Ok(status) = std::fs::read_to_string(entry.path().join("status"))
             && let Some(line) = status.lines().find(|l| l.starts_with("Uid:"))
-            && let Some(uid) = line.split_whitespace().nth(1).and_then(|u| u.parse().ok())
+            && line.split_whitespace().nth(1).and_then(|u| u.parse().ok()) == Some(uid)
+            && !status.lines().any(|l| l.starts_with("State:") && l.contains("zombie"))
         {
-            uids.push(uid);
+            pids.push(pid);
         }
     }
-    uids
+    pids
 }
 
 async fn wait_running_turn(app: &TestApp, conv: Uuid) {
@@ -205,7 +207,8 @@ async fn deletion_leaves_nothing_of_the_account(b: Backend) {
     let layout = app.machine_layout(machine);
     assert!(layout.root.is_dir());
     let uid: u32 = std::fs::read_to_string(layout.owner()).unwrap().trim().parse().unwrap();
-    assert!(process_uids().contains(&uid), "the machine runs as its own uid");
+    let processes = processes_of(uid);
+    assert!(!processes.is_empty(), "the machine runs as its own uid");
     let r = app.request(
         Method::PUT,
         "/api/account/avatar",
@@ -235,7 +238,16 @@ async fn deletion_leaves_nothing_of_the_account(b: Backend) {
         let svc = acs::core::sandboxes::service::service(app.state()).unwrap();
         assert!(svc.provider.supervisor(sandbox).ping().await.is_err());
     }
-    assert!(!process_uids().contains(&uid), "a process of the machine still runs");
+    // Its processes are gone (the uid itself may already serve another test's new machine).
+    let mut left = processes.clone();
+    for _ in 0..100 {
+        left = processes_of(uid).into_iter().filter(|p| processes.contains(p)).collect();
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(left.is_empty(), "processes of the machine still run: {left:?}");
     // Its keys are refused, its password signs in no more, and the address is free again.
     assert_refused(&app.get("/api/auth/me", &u.key).await, StatusCode::UNAUTHORIZED, "api_key_invalid");
     assert_refused(&app.get("/api/agents", &mine.secrets[4]).await, StatusCode::UNAUTHORIZED, "api_key_invalid");
@@ -427,7 +439,7 @@ async fn export_holds_the_account_without_secrets(b: Backend) {
 }
 
 async fn export_download_follows_its_state(b: Backend) {
-    let app = crate::common::spawn(b).await;
+    let app = crate::common::spawn_with(b, &[("exports.ttl_hours", json!(2))]).await;
     let u = app.user().await;
     let pool = &app.state().db.pool;
     let now = acs::core::time_fmt::now_micros();
@@ -459,13 +471,27 @@ async fn export_download_follows_its_state(b: Backend) {
 
     let e = finished_export(&app, &u).await;
     let id = e["id"].as_str().unwrap().to_owned();
-    // Expiry: exports.ttl_hours (24) after it completed.
+    // Expiry: exports.ttl_hours (2 here; 24 by default) after it completed.
     let expires =
         time::OffsetDateTime::parse(e["expires_at"].as_str().unwrap(), &time::format_description::well_known::Rfc3339)
             .unwrap();
     let left = expires - time::OffsetDateTime::now_utc();
-    assert!(left > time::Duration::hours(23) && left <= time::Duration::hours(24), "{left}");
-    assert_eq!(download(&app, &u.key, &id).await.0, StatusCode::OK);
+    assert!(left > time::Duration::hours(1) && left <= time::Duration::hours(2), "{left}");
+    let (status, _, here) = download(&app, &u.key, &id).await;
+    assert_eq!(status, StatusCode::OK);
+    // Any replica serves the document: it lives in the database.
+    let replica = app.replica().await;
+    let res = app
+        .http
+        .get(format!("http://{}/api/account/exports/{id}/download", replica.addr))
+        .bearer_auth(&u.key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    assert!(res.bytes().await.unwrap().to_vec() == here, "the replica serves the same bytes");
+    replica.shutdown().await.unwrap();
+    serde_json::from_slice::<Value>(&here).unwrap();
     sqlx::query("UPDATE account_exports SET expires_at = $1 WHERE id = $2")
         .bind(now - 1)
         .bind(id.clone())
