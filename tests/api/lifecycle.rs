@@ -193,7 +193,7 @@ async fn wait_running_turn(app: &TestApp, conv: Uuid) {
 }
 
 async fn deletion_leaves_nothing_of_the_account(b: Backend) {
-    let app = scripted_app(b, &[("webhooks.allow_http", json!(true))]).await;
+    let app = scripted_app(b, &[]).await;
     let u = app.user().await;
     let other = app.user().await;
     let mine = populate(&app, &u, "mine").await;
