@@ -7,6 +7,7 @@
 //! `acs_core::http`, `acs_core::events`, ... name one thing in every crate
 //! (docs/architecture.md, "Layers").
 
+pub mod account;
 pub mod agents;
 pub mod catalog;
 pub mod claimable;

@@ -179,7 +179,8 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         .merge(crate::conversations::feed::router())
         .merge(crate::credits::router())
         .merge(crate::queue::router())
-        .merge(crate::team::router());
+        .merge(crate::team::router())
+        .merge(crate::account::router());
     docs::mark_authenticated(protected.get_openapi_mut());
     let protected = protected.route_layer(from_fn_with_state(state.clone(), auth::authenticate));
     let mut routes = public.merge(protected);
@@ -303,6 +304,7 @@ pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, Box
     workers.spawn(crate::team::scheduler::run(state.clone()));
     workers.spawn(crate::queue::worker::run(state.clone()));
     workers.spawn(crate::credits::meter::run(state.clone()));
+    workers.spawn(crate::account::worker(state.clone()));
     for ext in &enabled {
         for w in ext.workers(&state) {
             workers.spawn(w);

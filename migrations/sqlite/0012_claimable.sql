@@ -13,16 +13,16 @@
 -- transaction sqlx records the migration after the script: if the process
 -- dies in between, the script runs again, so every step may run twice.
 
--- The rebuild below copies exactly these columns and makes no index again.
+-- The rebuild below copies exactly these columns and makes these indexes again.
 -- A migration that adds a column or an index to `accounts` before this one
 -- must be matched here; until it is, this CHECK fails the migration (before
 -- anything changed) instead of the rebuild silently dropping it.
 DROP TABLE IF EXISTS temp.claimable_guard;
 CREATE TEMP TABLE claimable_guard (
     columns TEXT NOT NULL
-        CHECK (columns = 'id,email,password_hash,email_verified,pending_email,created_at,updated_at,credit_balance,comped'),
+        CHECK (columns = 'id,email,password_hash,email_verified,pending_email,created_at,updated_at,credit_balance,comped,onboarding_completed_at,deleting_at'),
     -- Indexes made by CREATE INDEX (not by UNIQUE), to be made again after the rename.
-    indexes TEXT NOT NULL CHECK (indexes = '')
+    indexes TEXT NOT NULL CHECK (indexes = 'accounts_deleting')
 );
 INSERT INTO claimable_guard (columns, indexes) VALUES (
     (SELECT group_concat(name, ',') FROM (SELECT name FROM pragma_table_info('accounts') ORDER BY cid)),
@@ -45,12 +45,18 @@ CREATE TABLE accounts_new (
     created_at BIGINT NOT NULL,
     updated_at BIGINT NOT NULL,
     credit_balance BIGINT NOT NULL DEFAULT 0,
-    comped INTEGER NOT NULL DEFAULT 0
+    comped INTEGER NOT NULL DEFAULT 0,
+    onboarding_completed_at BIGINT,
+    deleting_at BIGINT
 );
-INSERT INTO accounts_new (id, email, password_hash, email_verified, pending_email, created_at, updated_at, credit_balance, comped)
-    SELECT id, email, password_hash, email_verified, pending_email, created_at, updated_at, credit_balance, comped FROM accounts;
+INSERT INTO accounts_new (id, email, password_hash, email_verified, pending_email, created_at, updated_at, credit_balance,
+                          comped, onboarding_completed_at, deleting_at)
+    SELECT id, email, password_hash, email_verified, pending_email, created_at, updated_at, credit_balance,
+           comped, onboarding_completed_at, deleting_at FROM accounts;
 DROP TABLE accounts;
 ALTER TABLE accounts_new RENAME TO accounts;
+-- As migration 11 made it.
+CREATE INDEX IF NOT EXISTS accounts_deleting ON accounts(deleting_at) WHERE deleting_at IS NOT NULL;
 
 -- Every reference to an account still resolves (the copy kept every id);
 -- a dangling one fails the CHECK and rolls the rebuild back.

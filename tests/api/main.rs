@@ -25,6 +25,7 @@ mod fake_model;
 mod health_audit;
 mod isolation;
 mod keys;
+mod lifecycle;
 mod limits;
 mod migrations;
 mod oauth;

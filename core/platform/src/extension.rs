@@ -199,10 +199,35 @@ pub trait Extension: Send + Sync + 'static {
         Box::pin(async { Ok(()) })
     }
 
+    /// Writes its part of an account export (docs/accounts.md), for every
+    /// compiled-in extension whatever its flag: top-level lists of the
+    /// account's records through `out`, never a secret, a token or a hash.
+    /// Page through large tables; `out` flushes as it goes.
+    fn on_export<'a>(
+        &'a self,
+        _state: &'a AppState,
+        _account_id: Uuid,
+        _out: &'a mut dyn ExportSink,
+    ) -> BoxFuture<'a, Result<(), BoxError>> {
+        Box::pin(async { Ok(()) })
+    }
+
     /// Background workers, spawned after `init` when the flag is on.
     fn workers(&self, _state: &AppState) -> Vec<Worker> {
         Vec::new()
     }
+}
+
+/// Where an account export is written ([`Extension::on_export`]): named
+/// top-level lists of JSON items, streamed to storage as they come.
+pub trait ExportSink: Send {
+    /// Opens the top-level list `name` (a name core or another extension
+    /// already wrote is refused).
+    fn begin_list<'a>(&'a mut self, name: &'a str) -> BoxFuture<'a, Result<(), BoxError>>;
+    /// Appends one item to the open list.
+    fn item<'a>(&'a mut self, item: &'a serde_json::Value) -> BoxFuture<'a, Result<(), BoxError>>;
+    /// Closes the open list.
+    fn end_list(&mut self) -> BoxFuture<'_, Result<(), BoxError>>;
 }
 
 /// What an extension submits to the inventory.

@@ -48,6 +48,7 @@ pub struct Config {
     pub limits: LimitsConfig,
     pub sandbox: SandboxConfig,
     pub queue: QueueConfig,
+    pub exports: ExportsConfig,
     pub team: TeamConfig,
     pub conversations: ConversationsConfig,
     pub credits: CreditsConfig,
@@ -381,6 +382,20 @@ pub fn parse_origin(text: &str) -> Option<String> {
     valid.then(|| format!("{scheme}://{authority}"))
 }
 
+/// Account exports (DESIGN 9.3; docs/accounts.md).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ExportsConfig {
+    /// How long a finished export stays downloadable (hours, 1 to 8760).
+    pub ttl_hours: u64,
+}
+
+impl Default for ExportsConfig {
+    fn default() -> Self {
+        ExportsConfig { ttl_hours: 24 }
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MetricsConfig {
@@ -408,6 +423,7 @@ impl Default for Config {
             limits: LimitsConfig::default(),
             sandbox: SandboxConfig::default(),
             queue: QueueConfig::default(),
+            exports: ExportsConfig::default(),
             team: TeamConfig::default(),
             conversations: ConversationsConfig::default(),
             credits: CreditsConfig::default(),
@@ -642,6 +658,9 @@ pub fn from_figment_with(figment: Figment, sections: &[Section]) -> Result<Loade
         });
     }
     check_credits(&config.credits)?;
+    if !(1..=24 * 365).contains(&config.exports.ttl_hours) {
+        return Err(ConfigError::Invalid { key: "exports.ttl_hours".into(), message: "must be 1 to 8760".into() });
+    }
     if !(config.team.tick_seconds > 0.0 && config.team.clock_offset_seconds.is_finite()) {
         return Err(ConfigError::Invalid {
             key: "team.tick_seconds".into(),

@@ -31,7 +31,7 @@ use acs_platform::config::{ConfigError, Loaded};
 use acs_platform::db::Backend;
 use acs_platform::error::{ApiError, ApiResult};
 use acs_platform::events::Event;
-use acs_platform::extension::{BoxFuture, Extension, Registration, RouteGroup, Worker};
+use acs_platform::extension::{BoxError, BoxFuture, ExportSink, Extension, Registration, RouteGroup, Worker};
 use acs_platform::http::extract::{Validator, page_limit};
 use acs_platform::http::{Data, Json, Path, Query, created, ok};
 use acs_platform::state::AppState;
@@ -103,6 +103,22 @@ impl Extension for Webhooks {
 
     fn workers(&self, state: &AppState) -> Vec<Worker> {
         vec![Box::pin(worker::run(state.clone()))]
+    }
+
+    /// The account's endpoints as the API shows them: never the signing secret.
+    fn on_export<'a>(
+        &'a self,
+        state: &'a AppState,
+        account_id: Uuid,
+        out: &'a mut dyn ExportSink,
+    ) -> BoxFuture<'a, Result<(), BoxError>> {
+        Box::pin(async move {
+            out.begin_list("webhooks").await?;
+            for endpoint in store::endpoints(state, account_id, None).await? {
+                out.item(&serde_json::to_value(&endpoint)?).await?;
+            }
+            out.end_list().await
+        })
     }
 }
 

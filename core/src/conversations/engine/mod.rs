@@ -988,6 +988,28 @@ pub async fn terminate(state: &AppState, conv: &ConversationRow) -> ApiResult<()
     Ok(())
 }
 
+/// Ends every live conversation of an account ([`terminate`]) and waits, up to `within` each,
+/// until this server's turns of them stopped writing (their task holds the agent session until
+/// its last event): account deletion removes the log afterwards, so nothing may land later.
+pub async fn end_all(state: &AppState, account_id: Uuid, within: Duration) -> ApiResult<()> {
+    let ids: Vec<String> =
+        sqlx::query_scalar("SELECT id FROM conversations WHERE account_id = $1 AND status <> 'terminated'")
+            .bind(account_id.to_string())
+            .fetch_all(&state.db.pool)
+            .await?;
+    for id in ids.iter().filter_map(|id| id.parse::<Uuid>().ok()) {
+        let Some(conv) = store::get(&state.db, id).await?.filter(|c| !c.ended()) else { continue };
+        // Taken before `terminate` forgets it: the running turn task holds this one.
+        let live = engine(state).live(conv.id);
+        terminate(state, &conv).await?;
+        if tokio::time::timeout(within, live.session.lock()).await.is_err() {
+            tracing::warn!(conversation = %conv.id, "a turn did not stop within {within:?}");
+        }
+        engine(state).forget(conv.id);
+    }
+    Ok(())
+}
+
 /// Called when a machine became ready: its conversations leave `pending`,
 /// and the turns waiting for it open.
 pub async fn machine_ready(state: &AppState, sandbox_id: Uuid) {

@@ -128,6 +128,14 @@ impl Crypto {
         }
     }
 
+    /// Drops the account's unwrapped data key from memory (account deletion:
+    /// its wrapped key row is gone, so nothing of it should stay behind).
+    pub fn forget(&self, account_id: Uuid) {
+        if let Ok(mut cache) = self.data_keys.lock() {
+            cache.remove(&account_id);
+        }
+    }
+
     /// The account's data key, created on first use.
     pub async fn data_key(&self, db: &Db, account_id: Uuid) -> Result<Arc<[u8; 32]>, CryptoError> {
         if let Some(k) = self.cached(account_id) {
