@@ -21,6 +21,8 @@ both!(
     authorize_errors_never_redirect_to_unverified_addresses,
     development_mode_until_an_operator_publishes,
     cors_admits_registered_and_configured_origins_only,
+    failed_exchanges_spend_the_failed_authentication_allowance,
+    a_replica_learns_new_origins_within_its_reload_period,
 );
 
 const APP_REDIRECT: &str = "http://127.0.0.1:9/callback";
@@ -505,4 +507,76 @@ async fn cors_admits_registered_and_configured_origins_only(b: Backend) {
     assert_eq!(app.delete(&format!("/api/oauth/clients/{id}"), &u.key).await.status, StatusCode::NO_CONTENT);
     let r = preflight(&app, "/api/agents", "https://notes.example").await;
     assert!(r.headers.get("access-control-allow-origin").is_none());
+}
+
+async fn failed_exchanges_spend_the_failed_authentication_allowance(b: Backend) {
+    let app =
+        spawn_with(b, &[("limits.failed_auth_per_address", json!(3)), ("limits.window_seconds", json!(3600))]).await;
+    let u = app.user().await;
+    let c = client(&app, &u, "App", &[APP_REDIRECT]).await;
+    let id = c["client_id"].as_str().unwrap();
+    let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+    let code = code_for(&app, &u, id, "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM").await;
+    let fields = |verifier: &'static str, client: &'static str| {
+        [
+            ("grant_type", "authorization_code"),
+            ("code", code.as_str()),
+            ("redirect_uri", APP_REDIRECT),
+            ("client_id", if client.is_empty() { id } else { client }),
+            ("code_verifier", verifier),
+        ]
+    };
+    // Three failures (a wrong verifier, an unknown client) spend an allowance of three...
+    let wrong = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXj";
+    assert_oauth_error(&exchange(&app, &fields(wrong, "")).await, "invalid_grant");
+    assert_oauth_error(&exchange(&app, &fields(wrong, "")).await, "invalid_grant");
+    assert_oauth_error(
+        &exchange(&app, &fields(verifier, "00000000-0000-0000-0000-000000000000")).await,
+        "invalid_client",
+    );
+    // ...after which even the right verifier is refused, with a time to come back.
+    let r = exchange(&app, &fields(verifier, "")).await;
+    assert_error(&r, StatusCode::TOO_MANY_REQUESTS, "rate_limited");
+    assert!(r.headers.get("retry-after").is_some());
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM oauth_codes WHERE used_at IS NULL")
+        .fetch_one(&app.state().db.pool)
+        .await
+        .unwrap();
+    assert_eq!(n, 1, "the refused exchange did not spend the code");
+}
+
+async fn a_replica_learns_new_origins_within_its_reload_period(b: Backend) {
+    let app = spawn(b).await;
+    let replica = app.replica().await;
+    let other = format!("http://{}", replica.addr);
+    let u = app.user().await;
+    let origin = "https://late.example";
+    let on_replica = || async {
+        let r = app
+            .http
+            .request(reqwest::Method::OPTIONS, format!("{other}/api/agents"))
+            .header("origin", origin)
+            .header("access-control-request-method", "GET")
+            .send()
+            .await
+            .unwrap();
+        (r.status(), r.headers().get("access-control-allow-origin").cloned())
+    };
+    // The replica has read the origins (none) and keeps its copy...
+    assert_eq!(on_replica().await.1, None);
+    client(&app, &u, "Late app", &["https://late.example/cb"]).await;
+    // ...for at most its reload period (5 s), then admits the new origin.
+    let start = std::time::Instant::now();
+    loop {
+        let (status, allowed) = on_replica().await;
+        if status == StatusCode::NO_CONTENT {
+            assert_eq!(allowed.unwrap(), origin);
+            break;
+        }
+        assert!(start.elapsed() < std::time::Duration::from_secs(8), "the replica never reloaded");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    // The server where the client was made knew at once.
+    assert_eq!(preflight(&app, "/api/agents", origin).await.status, StatusCode::NO_CONTENT);
+    replica.shutdown().await.unwrap();
 }

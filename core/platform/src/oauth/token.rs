@@ -20,7 +20,6 @@ use crate::auth::{Scope, token};
 use crate::db::RowExt;
 use crate::http::middleware::ClientIp;
 use crate::keys;
-use crate::ratelimit::Verdict;
 use crate::state::AppState;
 use crate::time_fmt::now_micros;
 
@@ -121,8 +120,10 @@ pub async fn exchange(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
-    if let Verdict::Deny { retry_after } = state.limiter.failed_auth_spent(ip) {
-        return crate::error::ApiError::rate_limited(retry_after).into_response();
+    // Codes and verifiers are credentials: an address that spent its
+    // failed-authentication allowance (on passwords too) is refused first.
+    if let Err(refused) = crate::auth::check_failed_auth_allowance(&state, ip) {
+        return refused.into_response();
     }
     let req = match parse(&headers, &body) {
         Ok(r) => r,
