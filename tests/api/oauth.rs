@@ -469,7 +469,9 @@ async fn with_origin(app: &TestApp, path: &str, key: &str, origin: &str) -> Resp
 }
 
 async fn cors_admits_registered_and_configured_origins_only(b: Backend) {
-    let app = spawn_with(b, &[("cors.allowed_origins", json!(["http://localhost:3000"]))]).await;
+    let app =
+        spawn_with(b, &[("cors.allowed_origins", json!(["http://localhost:3000", "https://portal.example:443"]))])
+            .await;
     let u = app.user().await;
     let c = client(&app, &u, "Web app", &["https://notes.example/auth/cb"]).await;
     for origin in ["https://notes.example", "http://localhost:3000"] {
@@ -487,6 +489,10 @@ async fn cors_admits_registered_and_configured_origins_only(b: Backend) {
         assert!(r.headers.get("access-control-allow-credentials").is_none());
         assert!(r.headers.get_all("vary").iter().any(|v| v == "origin"));
     }
+    // A configured default port matches the Origin browsers send, which leaves it out.
+    let r = preflight(&app, "/api/agents", "https://portal.example").await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    assert_eq!(r.headers["access-control-allow-origin"], "https://portal.example");
     // Refusals reach allowed apps readable, too.
     let r = with_origin(&app, "/api/auth/me", "acs_wrong", "https://notes.example").await;
     assert_eq!(r.status, StatusCode::UNAUTHORIZED);

@@ -368,17 +368,21 @@ pub struct CorsConfig {
 }
 
 /// The origin `scheme://host[:port]` of an `http(s)` address written as an
-/// origin: nothing after the authority but an optional `/`.
+/// origin: nothing after the authority but an optional `/`. Serialized as
+/// browsers send `Origin`: lower case, without the scheme's default port.
 pub fn parse_origin(text: &str) -> Option<String> {
     let (scheme, rest) = text.split_once("://")?;
     let scheme = scheme.to_ascii_lowercase();
-    if scheme != "http" && scheme != "https" {
-        return None;
-    }
+    let default_port = match scheme.as_str() {
+        "http" => ":80",
+        "https" => ":443",
+        _ => return None,
+    };
     let authority = rest.strip_suffix('/').unwrap_or(rest).to_ascii_lowercase();
     let valid = !authority.is_empty()
         && authority.chars().all(|c| c.is_ascii_alphanumeric() || "-.:[]".contains(c))
         && !authority.starts_with(':');
+    let authority = authority.strip_suffix(default_port).unwrap_or(&authority);
     valid.then(|| format!("{scheme}://{authority}"))
 }
 
@@ -791,6 +795,54 @@ mod tests {
             jail.set_env("ACS_CREDITS__PLATFORM_TURN", "-1");
             let err = load(None).unwrap_err().to_string();
             assert!(err.contains("credits.platform_turn"), "{err}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn origins_are_read_as_browsers_send_them() {
+        for (text, origin) in [
+            ("https://App.Example.com/", "https://app.example.com"),
+            ("http://localhost:3000", "http://localhost:3000"),
+            ("https://a.example:443", "https://a.example"),
+            ("http://a.example:80", "http://a.example"),
+            ("https://a.example:4430", "https://a.example:4430"),
+            ("http://[::1]:8080", "http://[::1]:8080"),
+        ] {
+            assert_eq!(parse_origin(text).as_deref(), Some(origin), "{text}");
+        }
+        for text in [
+            "https://a.example/app",
+            "ftp://a.example",
+            "https://",
+            "a.example",
+            "https://u@a.example",
+            "https://:1",
+            "null",
+        ] {
+            assert_eq!(parse_origin(text), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn oauth_and_cors_settings_are_checked_at_start() {
+        Jail::expect_with(|jail| {
+            for (ttl, ok) in [("59", false), ("60", true), ("315360000", true), ("315360001", false)] {
+                jail.set_env("ACS_OAUTH__TOKEN_TTL_SECONDS", ttl);
+                match load(None) {
+                    Ok(l) => assert!(ok && l.config.oauth.token_ttl_seconds.to_string() == ttl, "{ttl}"),
+                    Err(e) => assert!(!ok && e.to_string().contains("oauth.token_ttl_seconds"), "{ttl}: {e}"),
+                }
+            }
+            jail.set_env("ACS_OAUTH__TOKEN_TTL_SECONDS", "2592000");
+            jail.create_file(
+                "acs.toml",
+                "[cors]\nallowed_origins = [\"https://a.example\", \"https://b.example/app\"]\n",
+            )?;
+            let err = load(Some(Path::new("acs.toml"))).unwrap_err().to_string();
+            assert!(err.contains("cors.allowed_origins") && err.contains("b.example/app"), "{err}");
+            jail.create_file("acs.toml", "[cors]\nallowed_origins = [\"http://localhost:3000\"]\n")?;
+            assert!(load(Some(Path::new("acs.toml"))).is_ok());
             Ok(())
         });
     }
