@@ -176,6 +176,10 @@ async fn a_stock_oauth_client_signs_in_with_pkce(b: Backend) {
     let page = browser.get(&path).await;
     assert!(page.text.contains("Allow Notes &lt;app&gt;?"), "the name is shown, escaped: {}", page.text);
     assert!(page.text.contains("http://127.0.0.1:9"), "the destination is named");
+    // Consent must not be clickjacked, nor its CSRF token cached.
+    assert_eq!(page.headers["x-frame-options"], "DENY");
+    assert!(page.headers["content-security-policy"].to_str().unwrap().contains("frame-ancestors 'none'"));
+    assert_eq!(page.headers["cache-control"], "no-store");
 
     let back = approve(&mut browser, &path, "approve").await;
     assert_eq!(param(&back, "state"), Some(csrf.secret().as_str()), "state comes back");
