@@ -24,6 +24,7 @@ both!(
     claim_refusals,
     restricted_keys_are_refused,
     owned_unclaimed_lists_the_owners_open_principals,
+    deleting_the_application_deletes_its_unclaimed_principals,
     migration_12_keeps_every_row_and_column,
 );
 
@@ -446,6 +447,37 @@ async fn owned_unclaimed_lists_the_owners_open_principals(b: Backend) {
     assert_eq!(open, vec![s(&a["account_id"]).parse::<Uuid>().unwrap()]);
     let nobody = acs::core::claimable::owned_unclaimed(&app.state().db, Uuid::new_v4()).await.unwrap();
     assert!(nobody.is_empty());
+}
+
+async fn deleting_the_application_deletes_its_unclaimed_principals(b: Backend) {
+    let app = spawn(b).await;
+    let application = app.user().await;
+    let open_one = open(&app, &application.key, "open").await;
+    let claimed = open(&app, &application.key, "claimed").await;
+    let person = app.user().await;
+    let r = claim(&app, &person.key, &s(&claimed["id"])).await;
+    assert_eq!(r.status, StatusCode::OK);
+    let claimers_key = s(&r.body["data"]["api_key"]);
+    let r = app
+        .request(
+            reqwest::Method::DELETE,
+            "/api/account",
+            Some(&application.key),
+            Some(serde_json::json!({"confirm": application.email})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+    let gone = s(&open_one["account_id"]);
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM accounts WHERE id = $1")
+        .bind(gone)
+        .fetch_one(&app.state().db.pool)
+        .await
+        .unwrap();
+    assert_eq!(n, 0, "the unclaimed principal went with its application");
+    assert_eq!(app.get("/api/auth/me", &s(&open_one["api_key"])).await.status, StatusCode::UNAUTHORIZED);
+    let me = app.get("/api/auth/me", &claimers_key).await;
+    assert_eq!(me.status, StatusCode::OK, "a claimed principal is its claimer's: {}", me.text);
+    assert_eq!(me.body["data"]["user_id"], claimed["account_id"]);
 }
 
 /// Row counts of every table but the migration histories.

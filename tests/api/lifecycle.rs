@@ -76,6 +76,14 @@ async fn populate(app: &TestApp, u: &User, tag: &str) -> Made {
     let hook = app.post("/api/webhooks", &u.key, json!({"url": format!("https://hooks.example.com/{tag}")})).await;
     let hook_secret = hook.body["data"]["secret"].as_str().unwrap().to_owned();
     let hook_id = id(&hook);
+    let oauth = app
+        .post(
+            "/api/oauth/clients",
+            &u.key,
+            json!({"name": format!("app {tag}"), "redirect_uris": [format!("https://{tag}.example/cb")]}),
+        )
+        .await;
+    assert_eq!(oauth.status, StatusCode::CREATED, "{}", oauth.text);
     let r = put(app, &u.key, &format!("/api/team/{agent}"), json!({})).await;
     assert!(r.status.is_success(), "{}", r.text);
     let schedule =
@@ -404,6 +412,7 @@ async fn export_holds_the_account_without_secrets(b: Backend) {
     let scopes: Vec<&str> = doc["keys"].as_array().unwrap().iter().filter_map(|k| k["scope"].as_str()).collect();
     assert_eq!(scopes.iter().filter(|s| **s != "sandbox").count(), 2, "{scopes:?}");
     assert!(doc["keys"].as_array().unwrap().iter().all(|k| k["prefix"].is_string()));
+    assert_eq!(doc["oauth_clients"][0]["redirect_uris"], json!(["https://x.example/cb"]));
     let agent = &doc["agents"][0];
     assert_eq!(agent["runtime"], "acp");
     assert_eq!(agent["versions"].as_array().unwrap().len(), 2, "{agent}");

@@ -41,6 +41,11 @@ pub async fn delete_account(state: &AppState, account_id: Uuid) -> Result<(), Bo
         return Ok(());
     };
     let email: Option<String> = row.try_get("email")?;
+    // Principals it opened and nobody claimed are its own data: they go
+    // first, each as a whole account. Claimed ones belong to their claimers.
+    for principal in crate::claimable::owned_unclaimed(&state.db, account_id).await? {
+        Box::pin(delete_account(state, principal)).await?;
+    }
     close_doors(state, account_id).await?;
     crate::conversations::engine::end_all(state, account_id, TURN_STOP_WAIT).await?;
     destroy_machines(state, account_id).await?;

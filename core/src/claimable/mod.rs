@@ -338,9 +338,10 @@ async fn claim_claimable_user(
     let principal = grant.account_id;
     // Keys made through the application's keys (POST /api/keys, a device
     // login) are the application's too: every key of the principal goes,
-    // with its sessions and approved device logins, which would mint more.
+    // with its sessions, approved device logins and unspent OAuth codes,
+    // each of which would mint more.
     let mut revoked = revoke_application_keys(&mut *tx, principal, Uuid::nil(), i64::MAX).await?;
-    for table in ["browser_sessions", "device_logins"] {
+    for table in ["browser_sessions", "device_logins", "oauth_codes"] {
         sqlx::query(sqlx::AssertSqlSafe(format!("DELETE FROM {table} WHERE account_id = $1")))
             .bind(principal.to_string())
             .execute(&mut *tx)

@@ -1,5 +1,6 @@
 """Contains all the data models used in inputs/outputs"""
 
+from .account_delete_request import AccountDeleteRequest
 from .actor_type import ActorType
 from .agent import Agent
 from .agent_create import AgentCreate
@@ -23,6 +24,7 @@ from .audit_actor import AuditActor
 from .audit_event import AuditEvent
 from .audit_event_page import AuditEventPage
 from .audit_target import AuditTarget
+from .avatar_request import AvatarRequest
 from .block import Block
 from .catalog import Catalog
 from .catalog_apps import CatalogApps
@@ -32,6 +34,10 @@ from .catalog_runtime_versions import CatalogRuntimeVersions
 from .category import Category
 from .change_kind import ChangeKind
 from .checkpoint import Checkpoint
+from .claimable_user import ClaimableUser
+from .claimable_user_created_response import ClaimableUserCreatedResponse
+from .claimed_user import ClaimedUser
+from .claimed_user_data import ClaimedUserData
 from .config_selection import ConfigSelection
 from .config_selection_applied import ConfigSelectionApplied
 from .config_selection_requested import ConfigSelectionRequested
@@ -59,6 +65,7 @@ from .delivery_status import DeliveryStatus
 from .device_authorization import DeviceAuthorization
 from .device_login_request import DeviceLoginRequest
 from .device_token_request import DeviceTokenRequest
+from .download_export_response_200 import DownloadExportResponse200
 from .egress_event import EgressEvent
 from .egress_event_list import EgressEventList
 from .email_change_pending import EmailChangePending
@@ -85,6 +92,10 @@ from .error_errors_type_0 import ErrorErrorsType0
 from .event_kind import EventKind
 from .event_stream import EventStream
 from .execution_limits import ExecutionLimits
+from .export import Export
+from .export_data import ExportData
+from .export_list import ExportList
+from .export_status import ExportStatus
 from .file_encoding import FileEncoding
 from .first_request import FirstRequest
 from .first_request_placeholders import FirstRequestPlaceholders
@@ -129,6 +140,16 @@ from .networking_config import NetworkingConfig
 from .networking_type import NetworkingType
 from .not_acceptable import NotAcceptable
 from .not_acceptable_errors import NotAcceptableErrors
+from .o_auth_client import OAuthClient
+from .o_auth_client_create_request import OAuthClientCreateRequest
+from .o_auth_client_data import OAuthClientData
+from .o_auth_client_list import OAuthClientList
+from .o_auth_client_update_request import OAuthClientUpdateRequest
+from .o_auth_error import OAuthError
+from .o_auth_token_request import OAuthTokenRequest
+from .o_auth_token_response import OAuthTokenResponse
+from .onboarding import Onboarding
+from .onboarding_response import OnboardingResponse
 from .openai_grant import OpenaiGrant
 from .page_meta import PageMeta
 from .page_order import PageOrder
@@ -239,6 +260,7 @@ from .webhook_endpoint_with_secret import WebhookEndpointWithSecret
 from .webhook_endpoint_with_secret_data import WebhookEndpointWithSecretData
 
 __all__ = (
+    "AccountDeleteRequest",
     "ActorType",
     "Agent",
     "AgentCreate",
@@ -262,6 +284,7 @@ __all__ = (
     "AuditEvent",
     "AuditEventPage",
     "AuditTarget",
+    "AvatarRequest",
     "Block",
     "Catalog",
     "CatalogApps",
@@ -271,6 +294,10 @@ __all__ = (
     "Category",
     "ChangeKind",
     "Checkpoint",
+    "ClaimableUser",
+    "ClaimableUserCreatedResponse",
+    "ClaimedUser",
+    "ClaimedUserData",
     "ConfigSelection",
     "ConfigSelectionApplied",
     "ConfigSelectionRequested",
@@ -298,6 +325,7 @@ __all__ = (
     "DeviceAuthorization",
     "DeviceLoginRequest",
     "DeviceTokenRequest",
+    "DownloadExportResponse200",
     "EgressEvent",
     "EgressEventList",
     "EmailChangePending",
@@ -324,6 +352,10 @@ __all__ = (
     "EventKind",
     "EventStream",
     "ExecutionLimits",
+    "Export",
+    "ExportData",
+    "ExportList",
+    "ExportStatus",
     "FileEncoding",
     "FirstRequest",
     "FirstRequestPlaceholders",
@@ -368,6 +400,16 @@ __all__ = (
     "NetworkingType",
     "NotAcceptable",
     "NotAcceptableErrors",
+    "OAuthClient",
+    "OAuthClientCreateRequest",
+    "OAuthClientData",
+    "OAuthClientList",
+    "OAuthClientUpdateRequest",
+    "OAuthError",
+    "OAuthTokenRequest",
+    "OAuthTokenResponse",
+    "Onboarding",
+    "OnboardingResponse",
     "OpenaiGrant",
     "PageMeta",
     "PageOrder",

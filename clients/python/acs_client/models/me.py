@@ -25,24 +25,25 @@ class Me:
         brokered (bool): The account's sandboxes egress through the broker.
         connections_enabled (bool): Connection providers are on.
         connections_manageable (bool): Connections are on and this key may manage them.
-        email (str):
         email_verified (bool):
         inserted_at (datetime.datetime):
         key (MeKey):
         openai_subscriptions_enabled (bool): Linking openai subscriptions is on.
         user_id (UUID):
+        email (None | str | Unset): Null for a claimable principal, an account without email or password
+            (docs/claimable.md).
         pending_email (None | str | Unset): An email address waiting for verification before it replaces `email`.
     """
 
     brokered: bool
     connections_enabled: bool
     connections_manageable: bool
-    email: str
     email_verified: bool
     inserted_at: datetime.datetime
     key: MeKey
     openai_subscriptions_enabled: bool
     user_id: UUID
+    email: None | str | Unset = UNSET
     pending_email: None | str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -53,8 +54,6 @@ class Me:
 
         connections_manageable = self.connections_manageable
 
-        email = self.email
-
         email_verified = self.email_verified
 
         inserted_at = self.inserted_at.isoformat()
@@ -64,6 +63,12 @@ class Me:
         openai_subscriptions_enabled = self.openai_subscriptions_enabled
 
         user_id = str(self.user_id)
+
+        email: None | str | Unset
+        if isinstance(self.email, Unset):
+            email = UNSET
+        else:
+            email = self.email
 
         pending_email: None | str | Unset
         if isinstance(self.pending_email, Unset):
@@ -78,7 +83,6 @@ class Me:
                 "brokered": brokered,
                 "connections_enabled": connections_enabled,
                 "connections_manageable": connections_manageable,
-                "email": email,
                 "email_verified": email_verified,
                 "inserted_at": inserted_at,
                 "key": key,
@@ -86,6 +90,8 @@ class Me:
                 "user_id": user_id,
             }
         )
+        if email is not UNSET:
+            field_dict["email"] = email
         if pending_email is not UNSET:
             field_dict["pending_email"] = pending_email
 
@@ -102,8 +108,6 @@ class Me:
 
         connections_manageable = d.pop("connections_manageable")
 
-        email = d.pop("email")
-
         email_verified = d.pop("email_verified")
 
         inserted_at = datetime.datetime.fromisoformat(d.pop("inserted_at"))
@@ -113,6 +117,15 @@ class Me:
         openai_subscriptions_enabled = d.pop("openai_subscriptions_enabled")
 
         user_id = UUID(d.pop("user_id"))
+
+        def _parse_email(data: object) -> None | str | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            return cast(None | str | Unset, data)
+
+        email = _parse_email(d.pop("email", UNSET))
 
         def _parse_pending_email(data: object) -> None | str | Unset:
             if data is None:
@@ -127,12 +140,12 @@ class Me:
             brokered=brokered,
             connections_enabled=connections_enabled,
             connections_manageable=connections_manageable,
-            email=email,
             email_verified=email_verified,
             inserted_at=inserted_at,
             key=key,
             openai_subscriptions_enabled=openai_subscriptions_enabled,
             user_id=user_id,
+            email=email,
             pending_email=pending_email,
         )
 

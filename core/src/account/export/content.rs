@@ -123,6 +123,15 @@ const KEYS: &[(&str, K)] = &[
     ("last_used_at", K::Time),
     ("inserted_at", K::Time),
 ];
+// Public clients: nothing of them is secret.
+const OAUTH_CLIENTS: &[(&str, K)] = &[
+    ("id", K::Text),
+    ("name", K::Text),
+    ("redirect_uris", K::Json),
+    ("published_at", K::Time),
+    ("inserted_at", K::Time),
+    ("updated_at", K::Time),
+];
 const AGENTS: &[(&str, K)] =
     &[("id", K::Text), ("version", K::Int), ("spec", K::Json), ("inserted_at", K::Time), ("updated_at", K::Time)];
 const ENVIRONMENTS: &[(&str, K)] =
@@ -232,6 +241,7 @@ pub async fn write<S: ChunkStore>(state: &AppState, account_id: Uuid, w: &mut Wr
     w.field("exported_at", &rfc3339(now_micros()))?;
     account(state, &id, w).await?;
     keys(state, &id, w).await?;
+    list_section(state, w, "oauth_clients", ("oauth_clients", "account_id", &id), OAUTH_CLIENTS, plain).await?;
     agents(state, &id, w).await?;
     environments(state, &id, w).await?;
     vaults(state, &id, w).await?;

@@ -148,9 +148,15 @@ async fn create(State(state): State<AppState>, p: Principal) -> ApiResult<(Statu
     .execute(&mut *tx)
     .await?;
     audit::record(&mut *tx, &Actor::key(&p), "account.export_requested", Some(("export", id))).await?;
+    // Read back inside the transaction: once it commits, a worker may finish
+    // a small export before this answer is written, and the answer is the
+    // export as requested.
+    let sql = format!("SELECT {COLUMNS} FROM account_exports WHERE id = $1");
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id.to_string()).fetch_one(&mut *tx).await?;
+    let export = from_row(&row, now)?;
     tx.commit().await?;
     wake(&state);
-    Ok((StatusCode::ACCEPTED, ok(find(&state, p.account_id, id).await?)))
+    Ok((StatusCode::ACCEPTED, ok(export)))
 }
 
 /// Lists the account's exports, newest first.
