@@ -65,6 +65,9 @@ impl Credentials {
     pub fn save(&self, path: &Path) -> anyhow::Result<()> {
         let dir = path.parent().context("the credentials path has no folder")?;
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        // The folder is ours alone too (`acs` under the config home), so no
+        // one else can list it or swap the file in it.
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
         let tmp = dir.join(format!(".credentials.{}.tmp", std::process::id()));
         let text = toml::to_string(self)?;
         let mut f = std::fs::OpenOptions::new()
@@ -122,6 +125,7 @@ mod tests {
         c.default = Some("default".into());
         c.save(&path).unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::metadata(path.parent().unwrap()).unwrap().permissions().mode() & 0o777, 0o700);
         let back = Credentials::load(&path).unwrap();
         assert_eq!(back.find(None).unwrap().1.key, "acs_x");
         assert_eq!(back.find(Some("http://h:1/")).unwrap().0, "default");

@@ -159,11 +159,13 @@ fn straggler_sweep(state: &AppState, account_id: Uuid) {
                 .fetch_optional(&st.db.pool)
                 .await
                 .is_ok_and(|r| r.is_none());
-            if gone {
-                let _ = sqlx::query("DELETE FROM events WHERE account_id = $1")
+            if gone
+                && let Err(e) = sqlx::query("DELETE FROM events WHERE account_id = $1")
                     .bind(account_id.to_string())
                     .execute(&st.db.pool)
-                    .await;
+                    .await
+            {
+                tracing::error!(account = %account_id, error = %e, "sweeping a deleted account's late events");
             }
         }
     });

@@ -706,7 +706,8 @@ fn mask(value: Value) -> Value {
             tag,
             dict.into_iter()
                 .map(|(k, v)| {
-                    let v = if is_secret_key(&k) && !matches!(v, Value::Dict(..)) {
+                    // Numbers and flags under such names (`token_ttl_seconds`) are settings, not secrets.
+                    let v = if is_secret_key(&k) && !matches!(v, Value::Dict(..) | Value::Num(..) | Value::Bool(..)) {
                         Value::from("********")
                     } else {
                         mask(v)
@@ -854,6 +855,8 @@ mod tests {
             let out = load(None).unwrap().render_masked();
             assert!(!out.contains("hunter2"), "{out}");
             assert!(out.contains("access_code"), "{out}");
+            // A number under a secret-sounding name is a setting, shown as it is.
+            assert!(out.contains("token_ttl_seconds = 2592000"), "{out}");
             Ok(())
         });
     }

@@ -126,14 +126,16 @@ async fn validate(state: &AppState, p: &Params) -> Result<Valid, Response> {
     Ok(Valid { client, redirect_uri, state: app_state.map(str::to_owned), challenge })
 }
 
-/// The signed-in viewer allowed to use this client, or the page to show instead.
-async fn viewer_for(
+/// A valid request and the signed-in viewer allowed to use its client, or
+/// the page (or redirect) to answer instead.
+async fn admit(
     state: &AppState,
     headers: &HeaderMap,
     ip: IpAddr,
     uri: &Uri,
-    v: &Valid,
-) -> Result<Viewer, Response> {
+    p: &Params,
+) -> Result<(Valid, Viewer), Response> {
+    let v = validate(state, p).await?;
     let viewer = match session::viewer(state, headers, ip).await? {
         Some(viewer) => viewer,
         None => return Err(session::to_login(uri.path_and_query().map(|p| p.as_str()).unwrap_or("/"))),
@@ -145,7 +147,7 @@ async fn viewer_for(
             "This application is still in development: only its developer's account can sign in with it.",
         ));
     }
-    Ok(viewer)
+    Ok((v, viewer))
 }
 
 /// `GET /oauth/authorize`: the consent page.
@@ -157,12 +159,8 @@ async fn show(
     q: Result<Query<Params>, QueryRejection>,
 ) -> Response {
     let p = q.map(|Query(p)| p).unwrap_or_default();
-    let v = match validate(&state, &p).await {
-        Ok(v) => v,
-        Err(page) => return page,
-    };
-    let viewer = match viewer_for(&state, &headers, ip, &uri, &v).await {
-        Ok(viewer) => viewer,
+    let (v, viewer) = match admit(&state, &headers, ip, &uri, &p).await {
+        Ok(both) => both,
         Err(page) => return page,
     };
     let name = escape(&v.client.name);
@@ -202,12 +200,8 @@ async fn decide(
     if p.state.as_deref() == Some("") {
         p.state = None;
     }
-    let v = match validate(&state, &p).await {
-        Ok(v) => v,
-        Err(page) => return page,
-    };
-    let viewer = match viewer_for(&state, &headers, ip, &uri, &v).await {
-        Ok(viewer) => viewer,
+    let (v, viewer) = match admit(&state, &headers, ip, &uri, &p).await {
+        Ok(both) => both,
         Err(page) => return page,
     };
     if let Err(refused) = check_csrf(&viewer, &p.csrf) {

@@ -241,8 +241,7 @@ async fn update(
         return Err(published_refusal());
     }
     let mut tx = state.db.begin().await?;
-    // The publish check is repeated in the write, so a publish that lands
-    // between the read and the write still wins.
+    // The publish check is repeated in the write (see commit_owner_change).
     let done = sqlx::query(
         "UPDATE oauth_clients SET name = $1, redirect_uris = $2, updated_at = $3 \
          WHERE id = $4 AND account_id = $5 AND published_at IS NULL",
@@ -254,13 +253,28 @@ async fn update(
     .bind(p.account_id.to_string())
     .execute(&mut *tx)
     .await?;
-    if done.rows_affected() == 0 {
+    commit_owner_change(&state, &p, tx, done.rows_affected(), "oauth_client.updated", id).await?;
+    Ok(ok(owned(&state, &p, id).await?))
+}
+
+/// Commits an owner's write to an unpublished client with its audit row. A
+/// write that touched no row met a publish made since the client was read:
+/// the publish wins.
+async fn commit_owner_change(
+    state: &AppState,
+    p: &Principal,
+    mut tx: sqlx::Transaction<'static, sqlx::Any>,
+    rows_affected: u64,
+    action: &str,
+    id: Uuid,
+) -> ApiResult<()> {
+    if rows_affected == 0 {
         return Err(published_refusal());
     }
-    audit::record(&mut *tx, &Actor::key(&p), "oauth_client.updated", Some(("oauth_client", id))).await?;
+    audit::record(&mut *tx, &Actor::key(p), action, Some(("oauth_client", id))).await?;
     tx.commit().await?;
-    cors::changed(&state);
-    Ok(ok(owned(&state, &p, id).await?))
+    cors::changed(state);
+    Ok(())
 }
 
 /// Removes a client (refused once published); its pending codes go with it.
@@ -281,12 +295,7 @@ async fn delete(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid
         .bind(p.account_id.to_string())
         .execute(&mut *tx)
         .await?;
-    if done.rows_affected() == 0 {
-        return Err(published_refusal());
-    }
-    audit::record(&mut *tx, &Actor::key(&p), "oauth_client.deleted", Some(("oauth_client", id))).await?;
-    tx.commit().await?;
-    cors::changed(&state);
+    commit_owner_change(&state, &p, tx, done.rows_affected(), "oauth_client.deleted", id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 

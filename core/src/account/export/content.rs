@@ -531,28 +531,7 @@ fn conversation_item<'a, S: ChunkStore>(
         w.end_array();
         w.key("events")?;
         w.begin_array();
-        let mut after = 0i64;
-        loop {
-            let sql = format!(
-                "SELECT {} FROM events WHERE conversation_id = $1 AND id > $2 ORDER BY id LIMIT $3",
-                columns(EVENTS)
-            );
-            let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(conv_id.clone())
-                .bind(after)
-                .bind(EVENT_PAGE)
-                .fetch_all(&state.db.pool)
-                .await?;
-            let Some(last) = rows.last() else { break };
-            after = last.try_get("id")?;
-            for row in &rows {
-                w.value(&object(row, EVENTS)?)?;
-            }
-            w.flush_if_full().await?;
-            if (rows.len() as i64) < EVENT_PAGE {
-                break;
-            }
-        }
+        by_integer_id(state, w, ("events", "conversation_id", &conv_id), EVENTS).await?;
         w.end_array();
         w.end_object();
         Ok(())
@@ -588,14 +567,24 @@ impl TurnPager {
 async fn audit<S: ChunkStore>(state: &AppState, id: &str, w: &mut Writer<S>) -> Result<(), BoxError> {
     w.key("audit")?;
     w.begin_array();
+    by_integer_id(state, w, ("audit_events", "account_id", id), AUDIT).await?;
+    w.end_array();
+    Ok(())
+}
+
+/// Writes the rows of `table` whose `owner` column is `value` into the open
+/// array, in pages of [`EVENT_PAGE`] by their integer `id` (the log tables).
+async fn by_integer_id<S: ChunkStore>(
+    state: &AppState,
+    w: &mut Writer<S>,
+    (table, owner, value): (&str, &str, &str),
+    cols: &[(&'static str, K)],
+) -> Result<(), BoxError> {
+    let sql = format!("SELECT {} FROM {table} WHERE {owner} = $1 AND id > $2 ORDER BY id LIMIT $3", columns(cols));
     let mut after = 0i64;
     loop {
-        let sql = format!(
-            "SELECT {} FROM audit_events WHERE account_id = $1 AND id > $2 ORDER BY id LIMIT $3",
-            columns(AUDIT)
-        );
-        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .bind(id.to_owned())
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
+            .bind(value.to_owned())
             .bind(after)
             .bind(EVENT_PAGE)
             .fetch_all(&state.db.pool)
@@ -603,10 +592,12 @@ async fn audit<S: ChunkStore>(state: &AppState, id: &str, w: &mut Writer<S>) -> 
         let Some(last) = rows.last() else { break };
         after = last.try_get("id")?;
         for row in &rows {
-            w.value(&object(row, AUDIT)?)?;
+            w.value(&object(row, cols)?)?;
         }
         w.flush_if_full().await?;
+        if (rows.len() as i64) < EVENT_PAGE {
+            break;
+        }
     }
-    w.end_array();
     Ok(())
 }
