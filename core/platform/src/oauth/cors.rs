@@ -75,9 +75,15 @@ pub fn changed(state: &AppState) {
 async fn allowed(state: &AppState, headers: &HeaderMap) -> Option<HeaderValue> {
     let value = headers.get(header::ORIGIN)?;
     let origin = parse_origin(value.to_str().ok()?)?;
-    let configured = state.config().cors.allowed_origins.iter().filter_map(|o| parse_origin(o)).any(|o| o == origin);
-    (configured || registered(state).await.contains(&origin)).then(|| value.clone())
+    let configured = state.get_or_put(|| {
+        Configured(state.config().cors.allowed_origins.iter().filter_map(|o| parse_origin(o)).collect())
+    });
+    (configured.0.contains(&origin) || registered(state).await.contains(&origin)).then(|| value.clone())
 }
+
+/// `cors.allowed_origins` as origins, parsed once (the configuration does
+/// not change while the server runs).
+struct Configured(HashSet<String>);
 
 /// Outermost layer: answers preflights of `/api` for allowed origins before
 /// any other check, and marks answers to allowed origins.
