@@ -11,6 +11,7 @@ pub mod account;
 pub mod agents;
 pub mod catalog;
 pub mod claimable;
+pub mod console;
 pub mod conversations;
 pub mod credentials;
 pub mod environments;

@@ -190,6 +190,11 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         }
     }
     let (router, api) = routes.split_for_parts();
+    // The console's pages ask this router in process (`console::api`); it
+    // reaches them as a request extension, never through the state it holds.
+    let in_process = crate::console::Api(router.clone().with_state(state.clone()));
+    let nav = crate::console::links().into_iter().chain(state.extensions.console_links.iter().copied()).collect();
+    state.put_any(Arc::new(crate::console::Nav(nav)));
     let about = docs::About {
         tags: TAGS.iter().chain(exts.iter().flat_map(|e| e.tags())).copied().collect(),
         public_url: state.config().public_url.as_deref(),
@@ -206,6 +211,8 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
     // the document is taken, so they stay out of it.
     let mut router = router
         .merge(session::pages::router())
+        .merge(session::html::assets())
+        .merge(crate::console::router())
         .merge(device::pages())
         .merge(oauth::authorize::pages())
         .route("/api/docs", get(move || async move { axum::Json(doc.as_ref().clone()) }))
@@ -218,6 +225,7 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
     }
     let max_body = state.config().limits.max_body_bytes;
     let router = router
+        .layer(axum::Extension(in_process))
         .layer(DefaultBodyLimit::max(max_body))
         .layer(CatchPanicLayer::custom(|_| ApiError::internal().into_response()))
         // Outermost: request id, tracing span, 406, client address, coarse limit.

@@ -37,6 +37,12 @@ impl Browser {
         }
     }
 
+    /// A request carrying the cookies kept so far, to send as the test likes
+    /// (a stream read piece by piece, a header of its own).
+    pub fn request(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        self.http.request(method, format!("{}{path}", self.base)).header(COOKIE, self.cookie_header())
+    }
+
     /// `GET path` with the cookies kept so far.
     pub async fn get(&mut self, path: &str) -> Resp {
         let r = into_resp(

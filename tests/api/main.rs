@@ -12,6 +12,8 @@ mod callback_key;
 mod capacity;
 mod claimable;
 mod cli;
+mod console;
+mod console_pages;
 mod conversations;
 mod credentials;
 mod credits;

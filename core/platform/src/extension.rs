@@ -24,7 +24,9 @@ use crate::state::AppState;
 use crate::state::hooks::OnAppend;
 
 pub use crate::boxed::{BoxError, BoxFuture};
-pub use crate::state::contributions::{Answer, Contributions, CredentialSource, Field, FieldValue, SpecField};
+pub use crate::state::contributions::{
+    Answer, ConsoleLink, Contributions, CredentialSource, Field, FieldValue, SpecField,
+};
 
 /// A long-running task; it must end soon after `state.shutdown` is cancelled.
 pub type Worker = BoxFuture<'static, ()>;
@@ -178,6 +180,12 @@ pub trait Extension: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// Entries it adds to the console's navigation (pages of its
+    /// [`RouteGroup::session`] groups), shown while it is enabled.
+    fn console_links(&self) -> Vec<ConsoleLink> {
+        Vec::new()
+    }
+
     /// Subcommands it adds to `acs` (working on the configured database, as
     /// the operator commands of core do).
     fn commands(&self) -> Vec<CliCommand> {
@@ -288,6 +296,7 @@ pub fn contributions(
         credential_sources: on.iter().filter_map(|e| e.credential_source()).collect(),
         me_fields,
         catalog_fields,
+        console_links: on.iter().flat_map(|e| e.console_links()).collect(),
     }
 }
 

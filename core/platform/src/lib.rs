@@ -10,6 +10,7 @@ pub mod accounts;
 pub mod audit;
 pub mod auth;
 pub mod boxed;
+pub mod console;
 pub mod credits;
 pub mod device;
 pub mod docs;

@@ -46,11 +46,21 @@ impl Scope {
 #[derive(Debug, Clone)]
 pub struct Principal {
     pub account_id: Uuid,
+    /// The key's id, or the browser session's for a console page (`via`).
     pub key_id: Uuid,
+    pub via: Via,
     pub scope: Scope,
     /// Set for a sandbox callback key: the one machine it may act for.
     pub sandbox_id: Option<Uuid>,
     pub ip: IpAddr,
+}
+
+/// The credential behind a [`Principal`]: an API key, or a signed-in
+/// browser whose console page calls the API in process (`console::api`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    Key,
+    BrowserSession,
 }
 
 impl Principal {

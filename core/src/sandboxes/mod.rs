@@ -28,8 +28,8 @@ use uuid::Uuid;
 
 use self::git::{DiffQuery, SandboxChange};
 use self::model::{
-    EgressEvent, MachineStateView, Sandbox, SandboxDetail, SandboxDiff, SandboxFile, SandboxRow, SandboxStatus,
-    SandboxStatusResponse,
+    EgressEvent, MachineStateView, Sandbox, SandboxDetail, SandboxDiff, SandboxDirectory, SandboxFile, SandboxRow,
+    SandboxStatus, SandboxStatusResponse,
 };
 pub use self::service::{LaunchRequest, Sandboxes, launch, park, reclaim, wake};
 use crate::auth::{Principal, Scope};
@@ -143,6 +143,31 @@ async fn files(
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
+pub struct DirectoryQuery {
+    /// Absolute path of a directory inside the sandbox.
+    pub path: String,
+}
+
+/// Lists a directory (names redacted; at most 1000 entries, directories
+/// first). A parked sandbox answers from its snapshot with `snapshot_at`.
+#[utoipa::path(get, path = "/api/sandboxes/{id}/directory", operation_id = "listSandboxDirectory", tag = "sandboxes", params(("id" = Uuid, Path), DirectoryQuery),
+    responses((status = 200, description = "The directory's entries", body = Data<SandboxDirectory>),
+        (status = 404, description = "`not_found`: nothing at that path", body = crate::error::ErrorBody),
+        (status = 409, description = "`sandbox_not_ready`: the sandbox is neither ready nor parked", body = crate::error::ErrorBody),
+        (status = 422, description = "`validation_failed`: not absolute, or not a directory", body = crate::error::ErrorBody),
+        (status = 503, description = "`sandbox_unavailable`: the machine did not answer", body = crate::error::ErrorBody)))]
+async fn directory(
+    State(state): State<AppState>,
+    p: Principal,
+    Path(id): Path<Uuid>,
+    Query(q): Query<DirectoryQuery>,
+) -> ApiResult<Data<SandboxDirectory>> {
+    let row = owned(&state, &p, id).await?;
+    Ok(ok(reads::directory(&state, &row, &q.path).await?))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct DiffParams {
     /// A directory inside a repository (absolute).
     pub path: String,
@@ -231,6 +256,7 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(detail, reset))
         .routes(routes!(status))
         .routes(routes!(files))
+        .routes(routes!(directory))
         .routes(routes!(diff))
         .routes(routes!(changes))
         .routes(routes!(egress))

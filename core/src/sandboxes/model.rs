@@ -198,6 +198,28 @@ pub struct SandboxFile {
     pub snapshot_at: Option<OffsetDateTime>,
 }
 
+/// A directory's entries (`GET /api/sandboxes/{id}/directory`), names redacted.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct SandboxDirectory {
+    pub path: String,
+    /// Directories first, then by name; at most 1000.
+    pub entries: Vec<DirectoryEntry>,
+    /// True when the directory holds more entries than listed.
+    pub truncated: bool,
+    /// Present only when the sandbox is parked and the answer comes from its snapshot.
+    #[serde(skip_serializing_if = "Option::is_none", with = "time::serde::rfc3339::option")]
+    pub snapshot_at: Option<OffsetDateTime>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+pub struct DirectoryEntry {
+    pub name: String,
+    #[schema(value_type = EntryKind)]
+    pub kind: &'static str,
+    /// Bytes (of the link itself for a symlink).
+    pub size: u64,
+}
+
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct SandboxDiff {
     pub path: String,
@@ -303,6 +325,12 @@ impl SandboxRow {
         self.mode == SandboxMode::Persistent
     }
 }
+
+acs_platform::string_enum!(
+    EntryKind,
+    "What a directory entry is: `file`, `directory`, `symlink`, or `other` (a socket, a device, a pipe).",
+    ["file", "directory", "symlink", "other"]
+);
 
 acs_platform::string_enum!(
     FileEncoding,

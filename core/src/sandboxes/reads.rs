@@ -10,7 +10,7 @@ use base64::Engine;
 use time::OffsetDateTime;
 
 use super::git::{self, DiffQuery, SandboxChange};
-use super::model::{SandboxDiff, SandboxFile, SandboxRow, SandboxState};
+use super::model::{DirectoryEntry, SandboxDiff, SandboxDirectory, SandboxFile, SandboxRow, SandboxState};
 use super::service::{self, Sandboxes};
 use crate::error::{ApiError, ApiResult};
 use crate::provider::ExecOutput;
@@ -158,6 +158,72 @@ pub async fn file(state: &AppState, row: &SandboxRow, path: &str, max_bytes: Opt
     })
 }
 
+/// Entries a directory listing shows at most.
+pub const MAX_ENTRIES: usize = 1000;
+
+/// `find` of one directory: a record per entry, NUL-ended (names may hold
+/// any byte but NUL and `/`): depth, type letter, size, name.
+fn directory_argv(path: &str) -> Vec<String> {
+    ["find", path, "-maxdepth", "1", "-printf", "%d\\t%y\\t%s\\t%f\\0"].map(String::from).to_vec()
+}
+
+/// The listing from `find`'s records; `Err` when `path` itself is not a directory.
+fn parse_directory(out: &[u8]) -> Result<(Vec<DirectoryEntry>, bool), &'static str> {
+    let mut entries = Vec::new();
+    let mut is_dir = false;
+    for record in out.split(|b| *b == 0).filter(|r| !r.is_empty()) {
+        let text = String::from_utf8_lossy(record);
+        let mut f = text.splitn(4, '\t');
+        let (Some(depth), Some(kind), Some(size), Some(name)) = (f.next(), f.next(), f.next(), f.next()) else {
+            continue;
+        };
+        if depth == "0" {
+            is_dir = kind == "d";
+            continue;
+        }
+        let kind = match kind {
+            "f" => "file",
+            "d" => "directory",
+            "l" => "symlink",
+            _ => "other",
+        };
+        entries.push(DirectoryEntry { name: name.to_owned(), kind, size: size.parse().unwrap_or(0) });
+    }
+    if !is_dir {
+        return Err("is not a directory");
+    }
+    entries.sort_by(|a, b| (b.kind == "directory").cmp(&(a.kind == "directory")).then_with(|| a.name.cmp(&b.name)));
+    let truncated = entries.len() > MAX_ENTRIES;
+    entries.truncate(MAX_ENTRIES);
+    Ok((entries, truncated))
+}
+
+pub async fn directory(state: &AppState, row: &SandboxRow, path: &str) -> ApiResult<SandboxDirectory> {
+    let svc = service::service(state)?;
+    check_path(path)?;
+    let src = source(row)?;
+    let out = run(&svc, row, &src, directory_argv(path)).await?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.exit.code != Some(0) && out.stdout.is_empty() {
+        if stderr.contains("No such file") {
+            return Err(file_error("not_found", "", path));
+        }
+        if stderr.contains("Permission denied") {
+            return Err(file_error("permission_denied", "", path));
+        }
+        return Err(unavailable(stderr.trim()));
+    }
+    let (entries, cut) = parse_directory(&out.stdout).map_err(|why| ApiError::invalid("path", why))?;
+    let m = service::material(state, row, None).await?;
+    let entries = entries.into_iter().map(|e| DirectoryEntry { name: m.redactor.redact_str(&e.name), ..e }).collect();
+    Ok(SandboxDirectory {
+        path: path.to_owned(),
+        entries,
+        truncated: cut || out.exit.truncated,
+        snapshot_at: snapshot_at(&src),
+    })
+}
+
 async fn repo_root(svc: &Sandboxes, row: &SandboxRow, src: &Source, path: &str) -> ApiResult<String> {
     let out = run(svc, row, src, git::repo_root_argv(path)).await?;
     if out.exit.code != Some(0) {
@@ -214,4 +280,19 @@ pub async fn changes(state: &AppState, row: &SandboxRow, path: &str) -> ApiResul
         })
         .collect();
     Ok((root, list))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn directory_listings_put_directories_first_and_refuse_files() {
+        let out =
+            b"0\td\t4096\twork\x001\tf\t12\tb.txt\x001\td\t4096\tsrc\x001\tl\t7\ta link\x001\tf\t3\ttab\there\x00";
+        let (entries, cut) = super::parse_directory(out).unwrap();
+        assert!(!cut);
+        let names: Vec<(&str, &str)> = entries.iter().map(|e| (e.name.as_str(), e.kind)).collect();
+        assert_eq!(names, [("src", "directory"), ("a link", "symlink"), ("b.txt", "file"), ("tab\there", "file")]);
+        assert_eq!(entries[2].size, 12);
+        assert_eq!(super::parse_directory(b"0\tf\t3\tfile\x00"), Err("is not a directory"));
+    }
 }

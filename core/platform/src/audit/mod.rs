@@ -30,7 +30,11 @@ pub struct Actor {
 
 impl Actor {
     pub fn key(p: &Principal) -> Actor {
-        Actor { account_id: p.account_id, kind: "api_key", id: Some(p.key_id), ip: Some(p.ip) }
+        let kind = match p.via {
+            crate::principal::Via::Key => "api_key",
+            crate::principal::Via::BrowserSession => "browser_session",
+        };
+        Actor { account_id: p.account_id, kind, id: Some(p.key_id), ip: Some(p.ip) }
     }
 
     pub fn account(account_id: Uuid, ip: Option<IpAddr>) -> Actor {

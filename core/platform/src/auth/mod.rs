@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::error::{ApiError, ApiResult, Kind};
 use crate::http::middleware::ClientIp;
-pub use crate::principal::{Principal, Scope};
+pub use crate::principal::{Principal, Scope, Via};
 use crate::ratelimit::Verdict;
 use crate::state::AppState;
 
@@ -46,7 +46,20 @@ pub async fn authenticate_sandbox(State(state): State<AppState>, req: Request, n
     admit(&state, req, next, |_| true).await
 }
 
+/// The caller of an API request made in process by a console page
+/// (`console::api`): a request extension, which no client can set, takes the
+/// place of the bearer key and passes the same per-credential limit.
+#[derive(Debug, Clone)]
+pub struct InProcess(pub Principal);
+
 async fn admit(state: &AppState, mut req: Request, next: Next, sandbox_may: fn(&str) -> bool) -> Response {
+    if let Some(InProcess(p)) = req.extensions().get::<InProcess>().cloned() {
+        if let Verdict::Deny { retry_after } = state.limiter.key(p.key_id) {
+            return ApiError::rate_limited(retry_after).into_response();
+        }
+        req.extensions_mut().insert(p);
+        return next.run(req).await;
+    }
     let ip = request_ip(&req);
     let outcome = match bearer(req.headers()) {
         None => Err(ApiError::unauthenticated("api_key_invalid")),
@@ -63,6 +76,7 @@ async fn admit(state: &AppState, mut req: Request, next: Next, sandbox_may: fn(&
             req.extensions_mut().insert(Principal {
                 account_id: key.account_id,
                 key_id: key.key_id,
+                via: crate::principal::Via::Key,
                 scope: key.scope,
                 sandbox_id: key.sandbox_id,
                 ip,

@@ -1,9 +1,54 @@
-//! Server-rendered pages: one document shape, escaping, and the headers
-//! every page carries. Pages are plain HTML forms with no script, so the
-//! content security policy forbids scripts outright.
+//! Server-rendered pages: one document shape, escaping, the headers every
+//! page carries, and the one stylesheet and script every page may load, served
+//! from the binary. The content security policy allows this site's own
+//! assets and nothing inline.
 
+use std::sync::LazyLock;
+
+use axum::Router;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+
+use crate::state::AppState;
+
+const CSS: &str = include_str!("assets/console.css");
+const JS: &str = include_str!("assets/console.js");
+
+/// A content hash of an asset, in its address: a changed binary's pages ask
+/// for the new one, so the old may be cached for a year.
+fn version(text: &str) -> String {
+    crate::auth::token::digest(text)[..12].to_owned()
+}
+
+static CSS_HREF: LazyLock<String> = LazyLock::new(|| format!("/assets/console.css?v={}", version(CSS)));
+static JS_SRC: LazyLock<String> = LazyLock::new(|| format!("/assets/console.js?v={}", version(JS)));
+
+/// The stylesheet's address.
+pub fn stylesheet() -> &'static str {
+    &CSS_HREF
+}
+
+/// The script's address.
+pub fn script() -> &'static str {
+    &JS_SRC
+}
+
+fn asset(body: &'static str, content_type: &'static str) -> Response {
+    let mut res = body.into_response();
+    let h = res.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("public, max-age=31536000, immutable"));
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    res
+}
+
+/// `/assets/console.css` and `/assets/console.js`: public.
+pub fn assets() -> Router<AppState> {
+    Router::new()
+        .route("/assets/console.css", get(|| async { asset(CSS, "text/css; charset=utf-8") }))
+        .route("/assets/console.js", get(|| async { asset(JS, "text/javascript; charset=utf-8") }))
+}
 
 /// Escapes text for an HTML element or a quoted attribute.
 pub fn escape(s: &str) -> String {
@@ -21,23 +66,22 @@ pub fn escape(s: &str) -> String {
     out
 }
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#1b1b1f}\
-h1{font-size:1.4rem}label{display:block;margin:.8rem 0 .2rem}input[type=email],input[type=password],input[type=text]\
-{width:100%;padding:.5rem;box-sizing:border-box}button{margin:1rem .5rem 0 0;padding:.5rem 1.2rem}\
-.error{color:#b00020}.code{font-family:monospace;font-size:1.3rem;letter-spacing:.1rem}";
-
 /// A whole page with status 200.
 pub fn page(title: &str, body_html: &str) -> Response {
     page_with_status(StatusCode::OK, title, body_html)
 }
 
-/// A whole page with `status`.
+/// A whole page with `status`, outside the console's frame (sign-in,
+/// approval, consent).
 pub fn page_with_status(status: StatusCode, title: &str, body_html: &str) -> Response {
     let doc = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <title>{} · acs</title><style>{STYLE}</style></head><body>{body_html}</body></html>",
-        escape(title)
+         <meta name=\"color-scheme\" content=\"light dark\">\
+         <title>{} · acs</title><link rel=\"stylesheet\" href=\"{}\"></head>\
+         <body class=\"plain\"><main>{body_html}</main></body></html>",
+        escape(title),
+        stylesheet()
     );
     with_page_headers((status, Html(doc)).into_response())
 }
@@ -49,7 +93,8 @@ pub fn error_page(status: StatusCode, title: &str, message: &str) -> Response {
 
 /// Headers of every page: no caching (pages carry CSRF tokens and codes), no
 /// framing (consent and approval must not be clickjacked), no referrer
-/// (addresses carry codes), no script.
+/// (addresses carry codes), only this site's own script and styles (no
+/// inline ones, so injected markup cannot run).
 pub fn with_page_headers(mut res: Response) -> Response {
     let h = res.headers_mut();
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
@@ -59,7 +104,8 @@ pub fn with_page_headers(mut res: Response) -> Response {
     h.insert(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static(
-            "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'",
+            "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; \
+             frame-ancestors 'none'; base-uri 'none'",
         ),
     );
     res

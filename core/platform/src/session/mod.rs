@@ -46,6 +46,22 @@ pub struct Viewer {
     pub via_key: bool,
     /// The session row (none for a key).
     pub session_id: Option<Uuid>,
+    /// The key that signed in for this request (none for a session).
+    pub key_id: Option<Uuid>,
+}
+
+impl Viewer {
+    /// The caller the console's in-process API requests act as: the session,
+    /// with the account owner's full scope, or the key that signed in.
+    pub fn principal(&self, ip: std::net::IpAddr) -> crate::auth::Principal {
+        use crate::auth::{Principal, Via};
+        let (key_id, via) = match (self.key_id, self.session_id) {
+            (Some(k), _) => (k, Via::Key),
+            (None, Some(s)) => (s, Via::BrowserSession),
+            (None, None) => (Uuid::nil(), Via::BrowserSession),
+        };
+        Principal { account_id: self.account_id, key_id, via, scope: Scope::Full, sandbox_id: None, ip }
+    }
 }
 
 /// A form whose CSRF token is not its session's: answered with a 403 page.
@@ -163,6 +179,7 @@ async fn by_cookie(state: &AppState, secret: &str) -> Result<Option<Viewer>, sql
             csrf: r.try_get("csrf")?,
             via_key: false,
             session_id: Some(r.uuid("id")?),
+            key_id: None,
         })
     })
     .transpose()
@@ -203,6 +220,7 @@ pub async fn viewer(state: &AppState, headers: &HeaderMap, ip: std::net::IpAddr)
                     csrf: String::new(),
                     via_key: true,
                     session_id: None,
+                    key_id: Some(key.key_id),
                 })),
             },
             Err(e) if e.kind == Kind::Unauthenticated => {
@@ -284,7 +302,7 @@ mod tests {
 
     #[test]
     fn csrf_needs_the_sessions_token_unless_a_key_signed_in() {
-        let v = Viewer { account_id: Uuid::nil(), csrf: "abc".into(), via_key: false, session_id: None };
+        let v = Viewer { account_id: Uuid::nil(), csrf: "abc".into(), via_key: false, session_id: None, key_id: None };
         assert!(check_csrf(&v, "abc").is_ok());
         assert!(check_csrf(&v, "abd").is_err());
         assert!(check_csrf(&v, "").is_err());

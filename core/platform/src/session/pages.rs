@@ -1,4 +1,4 @@
-//! Sign-in, sign-out and the signed-in home page.
+//! Sign-in and sign-out (the console's pages are `acs_core::console`).
 
 use axum::Router;
 use axum::extract::rejection::{FormRejection, QueryRejection};
@@ -154,37 +154,9 @@ async fn logout(
     res
 }
 
-/// `GET /`: who is signed in, and the way out. The console (a later part)
-/// builds its overview here.
-async fn home(State(state): State<AppState>, viewer: Viewer) -> Response {
-    let email: Option<String> = match sqlx::query_scalar("SELECT email FROM accounts WHERE id = $1")
-        .bind(viewer.account_id.to_string())
-        .fetch_optional(&state.db.pool)
-        .await
-    {
-        Ok(e) => e.flatten(),
-        Err(e) => {
-            tracing::error!(error = %e, "reading the signed-in account");
-            return super::unavailable();
-        }
-    };
-    let who = email.as_deref().unwrap_or("this account");
-    let body = format!(
-        "<h1>acs</h1><p>Signed in as <strong>{}</strong>.</p>\
-         <p>The API is described at <a href=\"/docs\">/docs</a>.</p>\
-         <form method=\"post\" action=\"/logout\">{}<button type=\"submit\">Sign out</button></form>",
-        escape(who),
-        hidden("csrf", &viewer.csrf),
-    );
-    html::page("Home", &body)
-}
-
 /// The session's pages; mounted outside `/api`, so not in `/api/docs`.
 pub fn router() -> Router<AppState> {
-    Router::new()
-        .route("/login", get(login_page).post(login_submit))
-        .route("/logout", post(logout))
-        .route("/", get(home))
+    Router::new().route("/login", get(login_page).post(login_submit)).route("/logout", post(logout))
 }
 
 #[cfg(test)]

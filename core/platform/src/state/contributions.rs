@@ -81,6 +81,16 @@ pub struct Contributions {
     pub credential_sources: Vec<Arc<dyn CredentialSource>>,
     pub me_fields: Vec<Field>,
     pub catalog_fields: Vec<Field>,
+    /// The enabled extensions' entries in the console's navigation.
+    pub console_links: Vec<ConsoleLink>,
+}
+
+/// An entry an extension adds to the console's navigation: a page of its
+/// session route group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConsoleLink {
+    pub label: &'static str,
+    pub path: &'static str,
 }
 
 impl Contributions {

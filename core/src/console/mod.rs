@@ -1,0 +1,53 @@
+//! The web console's pages (DESIGN 9.1, docs/console.md): server-rendered
+//! HTML for a signed-in person, outside `/api` and its document. Every read
+//! and change goes through the API in process (`acs_platform::console::api`),
+//! so a page can do exactly what the same person's full-scope key can, with
+//! the same checks and refusals. The live conversation page also follows the
+//! event log directly, as the API's stream does.
+
+mod conversation;
+mod keys;
+mod overview;
+mod resources;
+mod sandboxes;
+
+use axum::Router;
+
+use crate::state::AppState;
+
+pub use acs_platform::console::*;
+pub use acs_platform::session::html::{escape, hidden};
+
+/// Core's entries in the navigation, before the extensions'.
+pub fn links() -> Vec<Link> {
+    [
+        ("Overview", "/"),
+        ("Agents", "/agents"),
+        ("Conversations", "/conversations"),
+        ("Sandboxes", "/sandboxes"),
+        ("Environments", "/environments"),
+        ("Vaults", "/vaults"),
+        ("Credentials", "/account/credentials"),
+        ("Team", "/team"),
+        ("Keys", "/account/keys"),
+    ]
+    .into_iter()
+    .map(|(label, path)| Link { label, path })
+    .collect()
+}
+
+/// Every core page.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .merge(overview::router())
+        .merge(conversation::router())
+        .merge(sandboxes::router())
+        .merge(resources::router())
+        .merge(keys::router())
+}
+
+/// A path segment from the API, made safe for an address: ids are uuids, but
+/// a page never trusts that.
+pub fn seg(s: &str) -> String {
+    form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}

@@ -1,0 +1,1 @@
+//! Console pages, black-box (being written).
