@@ -143,11 +143,22 @@ async fn the_live_stream_sends_each_event_once_and_resumes(b: Backend) {
     // The new turn's frame is drawn (the page does not have it) with its header.
     assert!(resumed.iter().any(|(_, ops)| ops.as_array().unwrap().iter().any(|o| o["op"] == "turn")));
 
+    // Signing out (here from another tab) ends the stream within seconds.
+    let mut res = browser.request(Method::GET, &live).header("Last-Event-ID", last.to_string()).send().await.unwrap();
+    let mut tab = Browser::new(&app);
+    tab.cookies = browser.cookies.clone();
+    let csrf = field(&tab.get("/").await.text, "csrf").unwrap();
+    assert_eq!(tab.post_form("/logout", &[("csrf", &csrf)]).await.status, StatusCode::SEE_OTHER);
+    let ended = tokio::time::timeout(Duration::from_secs(20), async { while let Ok(Some(_)) = res.chunk().await {} });
+    assert!(ended.await.is_ok(), "the stream ended with the session");
+
     // Without a session the stream is not served.
     let anon = app.http.get(format!("{}{live}", app.base)).send().await.unwrap();
     assert_eq!(anon.status(), StatusCode::SEE_OTHER);
-    let r = browser.request(Method::GET, &live).header("Last-Event-ID", "x").send().await.unwrap();
+    let mut again = signed_in(&app, &u).await;
+    let r = again.request(Method::GET, &live).header("Last-Event-ID", "x").send().await.unwrap();
     assert_eq!(r.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(again.get("/").await.status, StatusCode::OK);
 }
 
 async fn forms_prompt_interrupt_and_answer_without_script(b: Backend) {

@@ -51,6 +51,23 @@ pub struct Viewer {
 }
 
 impl Viewer {
+    /// Whether the credential behind this viewer still stands: the session
+    /// not ended or expired, the key not revoked. Long-lived pages (a live
+    /// stream) ask again from time to time.
+    pub async fn stands(&self, state: &AppState) -> Result<bool, sqlx::Error> {
+        if let Some(key) = self.key_id {
+            return lookup::stands(&state.db, key).await;
+        }
+        let Some(id) = self.session_id else { return Ok(false) };
+        let live: Option<String> =
+            sqlx::query_scalar("SELECT id FROM browser_sessions WHERE id = $1 AND expires_at > $2")
+                .bind(id.to_string())
+                .bind(now_micros())
+                .fetch_optional(&state.db.pool)
+                .await?;
+        Ok(live.is_some())
+    }
+
     /// The caller the console's in-process API requests act as: the session,
     /// with the account owner's full scope, or the key that signed in.
     pub fn principal(&self, ip: std::net::IpAddr) -> crate::auth::Principal {

@@ -9,6 +9,7 @@ mod render;
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Path, Query};
@@ -25,6 +26,7 @@ use uuid::Uuid;
 use self::render::{Doc, Ev, Renderer};
 use super::{Console, Posted, badge, escape, seg, text, textarea, when};
 use crate::events::stream::{Filter, follow, last_event_id, sse};
+use crate::session::Viewer;
 use crate::state::AppState;
 
 /// Events drawn on the first load and per older page (whole turns, so a
@@ -194,6 +196,7 @@ async fn live(c: Console, Path(id): Path<Uuid>, headers: HeaderMap, Query(q): Qu
     let filter = Filter { account_id: c.viewer.account_id, sandbox_id: None, conversation_id: Some(id) };
     let renderer = Renderer::new(id.to_string(), c.viewer.csrf.clone());
     let shared = Arc::new(Mutex::new((renderer, turns)));
+    let ended = signed_out(c.state.clone(), c.viewer.clone());
     let frames = follow(c.state.clone(), filter, after).then(move |e| {
         let (c, shared) = (c.clone(), shared.clone());
         async move {
@@ -214,9 +217,26 @@ async fn live(c: Console, Path(id): Path<Uuid>, headers: HeaderMap, Query(q): Qu
                 .unwrap_or_else(|_| SseEvent::default().comment("unencodable"))
         }
     });
-    let mut res = sse(frames).into_response();
+    let mut res = sse(frames.take_until(ended)).into_response();
     res.headers_mut().insert(axum::http::header::CACHE_CONTROL, axum::http::HeaderValue::from_static("no-store"));
     res
+}
+
+/// How often a live page checks that its viewer is still signed in.
+const SESSION_CHECK: Duration = Duration::from_secs(5);
+
+/// Resolves once the viewer's session ended (sign-out elsewhere, a password
+/// change, expiry) or its key was revoked: the stream stops with it.
+async fn signed_out(state: AppState, viewer: Viewer) {
+    loop {
+        tokio::time::sleep(SESSION_CHECK).await;
+        match viewer.stands(&state).await {
+            Ok(true) => {}
+            Ok(false) => return,
+            // The database answers again later; meanwhile the session is taken as it was.
+            Err(e) => tracing::warn!("live page: could not check its session: {e}"),
+        }
+    }
 }
 
 #[derive(Deserialize)]
