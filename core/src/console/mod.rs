@@ -46,6 +46,14 @@ pub fn router() -> Router<AppState> {
         .merge(keys::router())
 }
 
+/// A conversation's name on a page: its title, or the start of its id.
+pub fn conversation_title(conv: &serde_json::Value) -> String {
+    match conv["title"].as_str().filter(|t| !t.is_empty()) {
+        Some(t) => t.to_owned(),
+        None => format!("Untitled {}", conv["id"].as_str().unwrap_or("").get(..8).unwrap_or("")),
+    }
+}
+
 /// A path segment from the API, made safe for an address: ids are uuids, but
 /// a page never trusts that.
 pub fn seg(s: &str) -> String {

@@ -40,9 +40,9 @@ async fn overview(c: Console) -> Response {
         .take(RECENT)
         .map(|conv| {
             let id = conv["id"].as_str().unwrap_or("");
-            let title = conv["title"].as_str().filter(|t| !t.is_empty()).unwrap_or("(untitled)");
+            let title = super::conversation_title(conv);
             vec![
-                format!("<a href=\"/conversations/{}\">{}</a>", super::seg(id), escape(title)),
+                format!("<a href=\"/conversations/{}\">{}</a>", super::seg(id), escape(&title)),
                 escape(conv["agent_id"].as_str().and_then(|a| names.get(a).copied()).unwrap_or("")),
                 badge(conv["status"].as_str().unwrap_or("")),
                 when(conv, "updated_at"),

@@ -85,9 +85,9 @@ async fn frame(c: &Console, id: Uuid, current: &str, path: &str, view: String) -
         .iter()
         .map(|conv| {
             let cid = conv["id"].as_str().unwrap_or("");
-            let title = conv["title"].as_str().filter(|t| !t.is_empty()).unwrap_or("(untitled)");
+            let title = super::conversation_title(conv);
             vec![
-                format!("<a href=\"/conversations/{}\">{}</a>", seg(cid), escape(title)),
+                format!("<a href=\"/conversations/{}\">{}</a>", seg(cid), escape(&title)),
                 badge(conv["status"].as_str().unwrap_or("")),
             ]
         })

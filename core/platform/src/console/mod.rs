@@ -144,7 +144,7 @@ impl Console {
         let doc = format!(
             "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-             <meta name=\"color-scheme\" content=\"light dark\">\
+             <meta name=\"color-scheme\" content=\"light dark\"><link rel=\"icon\" href=\"data:,\">\
              <title>{} · acs</title><link rel=\"stylesheet\" href=\"{}\">\
              <script src=\"{}\" defer></script></head><body>\
              <header class=\"top\"><a class=\"brand\" href=\"/\">acs</a><nav aria-label=\"Main\">{links}</nav>\

@@ -77,7 +77,7 @@ pub fn page_with_status(status: StatusCode, title: &str, body_html: &str) -> Res
     let doc = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-         <meta name=\"color-scheme\" content=\"light dark\">\
+         <meta name=\"color-scheme\" content=\"light dark\"><link rel=\"icon\" href=\"data:,\">\
          <title>{} · acs</title><link rel=\"stylesheet\" href=\"{}\"></head>\
          <body class=\"plain\"><main>{body_html}</main></body></html>",
         escape(title),

@@ -47,8 +47,8 @@ fn login_form(state: &AppState, status: StatusCode, csrf: &str, email: &str, nex
     let error = if error.is_empty() { String::new() } else { format!("<p class=\"error\">{}</p>", escape(error)) };
     let body = format!(
         "<h1>Sign in to acs</h1>{error}<form method=\"post\" action=\"/login\">{}{}\
-         <label for=\"email\">Email</label><input id=\"email\" type=\"email\" name=\"email\" value=\"{}\" required autofocus>\
-         <label for=\"password\">Password</label><input id=\"password\" type=\"password\" name=\"password\" required>\
+         <label for=\"email\">Email</label><input id=\"email\" type=\"email\" name=\"email\" value=\"{}\" autocomplete=\"username\" required autofocus>\
+         <label for=\"password\">Password</label><input id=\"password\" type=\"password\" name=\"password\" autocomplete=\"current-password\" required>\
          <button type=\"submit\">Sign in</button></form>",
         hidden("csrf", csrf),
         hidden("next", next),

@@ -113,12 +113,21 @@ async fn page(c: Console, Path(id): Path<Uuid>, Query(q): Query<PageQuery>) -> R
     } else {
         String::new()
     };
-    let title = conv["title"].as_str().filter(|t| !t.is_empty()).unwrap_or("Conversation");
-    let sandbox = conv["sandbox_id"]
-        .as_str()
-        .map(|s| format!("<a href=\"/sandboxes/{}\">{}</a>", seg(s), escape(s)))
-        .unwrap_or_else(|| "none yet".to_owned());
+    let title = super::conversation_title(conv);
     let agent = conv["agent_id"].as_str().unwrap_or("");
+    let sandbox_id = conv["sandbox_id"].as_str();
+    // Names for the side panel; an id stands in for a name the API does not give.
+    let agent_path = format!("/api/agents/{}", seg(agent));
+    let sandbox_path = format!("/api/sandboxes/{}", seg(sandbox_id.unwrap_or("-")));
+    let (agent_row, sandbox_row) = tokio::join!(c.get(&agent_path), c.get(&sandbox_path));
+    let agent_name = agent_row.data()["name"].as_str().filter(|_| agent_row.ok()).unwrap_or(agent);
+    let sandbox = match sandbox_id {
+        Some(s) => {
+            let name = sandbox_row.data()["machine_name"].as_str().filter(|_| sandbox_row.ok()).unwrap_or(s);
+            format!("<a href=\"/sandboxes/{}\">{}</a>", seg(s), escape(name))
+        }
+        None => "none yet".to_owned(),
+    };
     let activity: String = drawn.activity.iter().map(|a| format!("<li>{}</li>", escape(a))).collect();
     let ended = conv["ended_at"].as_str().is_some();
     let composer = if ended {
@@ -145,17 +154,17 @@ async fn page(c: Console, Path(id): Path<Uuid>, Query(q): Query<PageQuery>) -> R
          <aside><dl class=\"facts\"><dt>Agent</dt><dd><a href=\"/agents/{}\">{}</a></dd>\
          <dt>Runtime</dt><dd>{}</dd><dt>Model</dt><dd>{}</dd><dt>Sandbox</dt><dd>{sandbox}</dd>\
          <dt>Started</dt><dd>{}</dd></dl><h2>Activity</h2><ul id=\"activity\" class=\"muted\">{activity}</ul></aside></div>",
-        escape(title),
+        escape(&title),
         badge(conv["status"].as_str().unwrap_or("")),
         older_link(id, drawn.older),
         drawn.html,
         seg(agent),
-        escape(agent),
+        escape(agent_name),
         text(conv, "runtime"),
         conv["model"].as_str().map(escape).unwrap_or_else(|| "the agent's".to_owned()),
         when(conv, "inserted_at"),
     );
-    c.page(title, &body)
+    c.page(&title, &body)
 }
 
 /// `GET /conversations/{id}/older?before=N`: the older page's turns as a
