@@ -1143,6 +1143,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/sandboxes/{id}/directory": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Lists a directory (names redacted; at most 1000 entries, directories
+         *     first). A parked sandbox answers from its snapshot with `snapshot_at`.
+         */
+        get: operations["listSandboxDirectory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sandboxes/{id}/egress": {
         parameters: {
             query?: never;
@@ -2215,6 +2235,15 @@ export interface components {
         DeviceTokenRequest: {
             device_code: string;
         };
+        DirectoryEntry: {
+            kind: components["schemas"]["EntryKind"];
+            name: string;
+            /**
+             * Format: int64
+             * @description Bytes (of the link itself for a symlink).
+             */
+            size: number;
+        };
         /** @description One outbound HTTP request through the egress proxy. */
         EgressEvent: {
             /** Format: date-time */
@@ -2253,6 +2282,11 @@ export interface components {
         };
         /** @enum {string} */
         EndpointStatus: "active" | "disabled";
+        /**
+         * @description What a directory entry is: `file`, `directory`, `symlink`, or `other` (a socket, a device, a pipe).
+         * @enum {string}
+         */
+        EntryKind: "file" | "directory" | "symlink" | "other";
         /** @description An environment as read back. */
         Environment: {
             /** @description Hex SHA-256 of packages, repositories, setup script and network policy. */
@@ -3000,6 +3034,23 @@ export interface components {
         /** @description The single-object and list envelope: `{data: ...}`. */
         SandboxDiffData: {
             data: components["schemas"]["SandboxDiff"];
+        };
+        /** @description A directory's entries (`GET /api/sandboxes/{id}/directory`), names redacted. */
+        SandboxDirectory: {
+            /** @description Directories first, then by name; at most 1000. */
+            entries: components["schemas"]["DirectoryEntry"][];
+            path: string;
+            /**
+             * Format: date-time
+             * @description Present only when the sandbox is parked and the answer comes from its snapshot.
+             */
+            snapshot_at?: string | null;
+            /** @description True when the directory holds more entries than listed. */
+            truncated: boolean;
+        };
+        /** @description The single-object and list envelope: `{data: ...}`. */
+        SandboxDirectoryData: {
+            data: components["schemas"]["SandboxDirectory"];
         };
         SandboxFile: {
             content: string;
@@ -10009,6 +10060,103 @@ export interface operations {
                 };
             };
             /** @description `validation_failed`: `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `sandbox_unavailable`: the machine did not answer */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSandboxDirectory: {
+        parameters: {
+            query: {
+                /** @description Absolute path of a directory inside the sandbox. */
+                path: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The directory's entries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SandboxDirectoryData"];
+                };
+            };
+            /** @description Missing, invalid or expired API key (`reason` names which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's scope does not allow this (`reason: insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: nothing at that path */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Accept` header admits no JSON (checked before anything else) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description `sandbox_not_ready`: the sandbox is neither ready nor parked */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `validation_failed`: not absolute, or not a directory */
             422: {
                 headers: {
                     [name: string]: unknown;

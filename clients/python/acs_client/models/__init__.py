@@ -65,6 +65,7 @@ from .delivery_status import DeliveryStatus
 from .device_authorization import DeviceAuthorization
 from .device_login_request import DeviceLoginRequest
 from .device_token_request import DeviceTokenRequest
+from .directory_entry import DirectoryEntry
 from .download_export_response_200 import DownloadExportResponse200
 from .egress_event import EgressEvent
 from .egress_event_list import EgressEventList
@@ -72,6 +73,7 @@ from .email_change_pending import EmailChangePending
 from .email_change_pending_data import EmailChangePendingData
 from .email_change_request import EmailChangeRequest
 from .endpoint_status import EndpointStatus
+from .entry_kind import EntryKind
 from .environment import Environment
 from .environment_create import EnvironmentCreate
 from .environment_create_env_vars_type_0 import EnvironmentCreateEnvVarsType0
@@ -183,6 +185,8 @@ from .sandbox_detail import SandboxDetail
 from .sandbox_detail_data import SandboxDetailData
 from .sandbox_diff import SandboxDiff
 from .sandbox_diff_data import SandboxDiffData
+from .sandbox_directory import SandboxDirectory
+from .sandbox_directory_data import SandboxDirectoryData
 from .sandbox_file import SandboxFile
 from .sandbox_file_data import SandboxFileData
 from .sandbox_list import SandboxList
@@ -325,6 +329,7 @@ __all__ = (
     "DeviceAuthorization",
     "DeviceLoginRequest",
     "DeviceTokenRequest",
+    "DirectoryEntry",
     "DownloadExportResponse200",
     "EgressEvent",
     "EgressEventList",
@@ -332,6 +337,7 @@ __all__ = (
     "EmailChangePendingData",
     "EmailChangeRequest",
     "EndpointStatus",
+    "EntryKind",
     "Environment",
     "EnvironmentCreate",
     "EnvironmentCreateEnvVarsType0",
@@ -443,6 +449,8 @@ __all__ = (
     "SandboxDetailData",
     "SandboxDiff",
     "SandboxDiffData",
+    "SandboxDirectory",
+    "SandboxDirectoryData",
     "SandboxFile",
     "SandboxFileData",
     "SandboxList",
