@@ -5,11 +5,13 @@
 //! the same checks and refusals. The live conversation page also follows the
 //! event log directly, as the API's stream does.
 
+mod agents;
 mod conversation;
 mod keys;
 mod overview;
-mod resources;
 mod sandboxes;
+mod settings;
+mod team;
 
 use axum::Router;
 
@@ -42,7 +44,9 @@ pub fn router() -> Router<AppState> {
         .merge(overview::router())
         .merge(conversation::router())
         .merge(sandboxes::router())
-        .merge(resources::router())
+        .merge(agents::router())
+        .merge(settings::router())
+        .merge(team::router())
         .merge(keys::router())
 }
 

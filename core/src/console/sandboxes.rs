@@ -8,29 +8,24 @@ use axum::extract::{Path, Query};
 use axum::response::Response;
 use axum::routing::{get, post};
 use serde::Deserialize;
-use serde_json::Value;
 use uuid::Uuid;
 
-use super::{Answer, Console, Posted, badge, button, error, escape, seg, table, text, when};
+use super::{Console, Nothing, Posted, badge, button, error, escape, list, seg, table, text, when};
 use crate::state::AppState;
 
 /// Where the file browser opens.
 const HOME: &str = "/workspace";
 
-fn rows(a: &Answer) -> &[Value] {
-    a.data().as_array().map(Vec::as_slice).unwrap_or_default()
-}
-
 fn q(path: &str) -> String {
     form_urlencoded::byte_serialize(path.as_bytes()).collect()
 }
 
-async fn list(c: Console) -> Response {
+async fn sandboxes(c: Console) -> Response {
     let sandboxes = c.get("/api/sandboxes").await;
     if !sandboxes.ok() {
         return c.refused("Sandboxes", &sandboxes);
     }
-    let rows: Vec<Vec<String>> = rows(&sandboxes)
+    let rows: Vec<Vec<String>> = list(&sandboxes)
         .iter()
         .map(|s| {
             let id = s["id"].as_str().unwrap_or("");
@@ -210,7 +205,7 @@ async fn changes(c: Console, Path(id): Path<Uuid>, Query(pq): Query<PathQuery>) 
     let path = pq.path.unwrap_or_else(|| HOME.to_owned());
     let a = c.get(&format!("/api/sandboxes/{id}/changes?path={}", q(&path))).await;
     let view = if a.ok() {
-        let rows: Vec<Vec<String>> = rows(&a)
+        let rows: Vec<Vec<String>> = list(&a)
             .iter()
             .map(|ch| {
                 vec![
@@ -234,7 +229,7 @@ async fn changes(c: Console, Path(id): Path<Uuid>, Query(pq): Query<PathQuery>) 
 async fn egress(c: Console, Path(id): Path<Uuid>) -> Response {
     let a = c.get(&format!("/api/sandboxes/{id}/egress?limit=100")).await;
     let view = if a.ok() {
-        let rows: Vec<Vec<String>> = rows(&a)
+        let rows: Vec<Vec<String>> = list(&a)
             .iter()
             .map(|e| {
                 let status = e["status"].as_i64().map(|s| s.to_string()).unwrap_or_else(|| text(e, "error"));
@@ -253,9 +248,6 @@ async fn egress(c: Console, Path(id): Path<Uuid>) -> Response {
     frame(&c, id, "egress", HOME, view).await
 }
 
-#[derive(Deserialize)]
-struct Nothing {}
-
 async fn reset(Path(id): Path<Uuid>, Posted(c, _): Posted<Nothing>) -> Response {
     let answer = c.delete(&format!("/api/sandboxes/{id}")).await;
     c.done(&answer, "/sandboxes")
@@ -263,7 +255,7 @@ async fn reset(Path(id): Path<Uuid>, Posted(c, _): Posted<Nothing>) -> Response 
 
 pub fn router() -> Router<AppState> {
     Router::new()
-        .route("/sandboxes", get(list))
+        .route("/sandboxes", get(sandboxes))
         .route("/sandboxes/{id}", get(files))
         .route("/sandboxes/{id}/file", get(file))
         .route("/sandboxes/{id}/diff", get(diff))

@@ -6,6 +6,7 @@
 //! transaction as their event.
 
 pub mod config;
+mod console;
 pub mod model;
 pub mod queue;
 pub mod rules;
@@ -31,7 +32,9 @@ use acs_platform::config::{ConfigError, Loaded};
 use acs_platform::db::Backend;
 use acs_platform::error::{ApiError, ApiResult};
 use acs_platform::events::Event;
-use acs_platform::extension::{BoxError, BoxFuture, ExportSink, Extension, Registration, RouteGroup, Worker};
+use acs_platform::extension::{
+    BoxError, BoxFuture, ConsoleLink, ExportSink, Extension, Registration, RouteGroup, Worker,
+};
 use acs_platform::http::extract::{Validator, page_limit};
 use acs_platform::http::{Data, Json, Path, Query, created, ok};
 use acs_platform::state::AppState;
@@ -83,7 +86,11 @@ impl Extension for Webhooks {
     }
 
     fn routes(&self) -> Vec<RouteGroup> {
-        vec![RouteGroup::account(router())]
+        vec![RouteGroup::account(router()), RouteGroup::session(console::pages())]
+    }
+
+    fn console_links(&self) -> Vec<ConsoleLink> {
+        vec![ConsoleLink { label: "Webhooks", path: "/account/webhooks" }]
     }
 
     fn migrations(&self, backend: Backend) -> Option<&'static Migrator> {

@@ -94,27 +94,28 @@ fn wants_json(headers: &HeaderMap) -> bool {
 }
 
 impl Console {
-    pub async fn call(&self, method: Method, path: &str, body: Option<&Value>) -> Answer {
-        self.api.call(self.viewer.principal(self.ip), self.ip, method, path, body).await
+    /// One API request as the viewer (paths may be owned, so several can be joined).
+    pub async fn call(&self, method: Method, path: impl AsRef<str>, body: Option<&Value>) -> Answer {
+        self.api.call(self.viewer.principal(self.ip), self.ip, method, path.as_ref(), body).await
     }
 
-    pub async fn get(&self, path: &str) -> Answer {
+    pub async fn get(&self, path: impl AsRef<str>) -> Answer {
         self.call(Method::GET, path, None).await
     }
 
-    pub async fn post(&self, path: &str, body: &Value) -> Answer {
+    pub async fn post(&self, path: impl AsRef<str>, body: &Value) -> Answer {
         self.call(Method::POST, path, Some(body)).await
     }
 
-    pub async fn patch(&self, path: &str, body: &Value) -> Answer {
+    pub async fn patch(&self, path: impl AsRef<str>, body: &Value) -> Answer {
         self.call(Method::PATCH, path, Some(body)).await
     }
 
-    pub async fn put(&self, path: &str, body: &Value) -> Answer {
+    pub async fn put(&self, path: impl AsRef<str>, body: &Value) -> Answer {
         self.call(Method::PUT, path, Some(body)).await
     }
 
-    pub async fn delete(&self, path: &str) -> Answer {
+    pub async fn delete(&self, path: impl AsRef<str>) -> Answer {
         self.call(Method::DELETE, path, None).await
     }
 
@@ -181,6 +182,15 @@ impl Console {
         }
         if answer.ok() { Redirect::to(to).into_response() } else { self.refused("That did not work", answer) }
     }
+}
+
+/// The form of a one-button post: nothing but its CSRF token.
+#[derive(serde::Deserialize)]
+pub struct Nothing {}
+
+/// The list an API answer holds (empty when it holds none).
+pub fn list(a: &Answer) -> &[Value] {
+    a.data().as_array().map(Vec::as_slice).unwrap_or_default()
 }
 
 /// An error message block.

@@ -24,7 +24,7 @@ use tokio::sync::Mutex;
 use uuid::Uuid;
 
 use self::render::{Doc, Ev, Renderer};
-use super::{Console, Posted, badge, escape, seg, text, textarea, when};
+use super::{Console, Nothing, Posted, badge, escape, seg, text, textarea, when};
 use crate::events::stream::{Filter, follow, last_event_id, sse};
 use crate::session::Viewer;
 use crate::state::AppState;
@@ -263,9 +263,6 @@ async fn prompt(Path(id): Path<Uuid>, Posted(c, f): Posted<PromptForm>) -> Respo
     let answer = c.post(&format!("/api/conversations/{id}/prompts"), &body).await;
     c.done(&answer, &format!("/conversations/{id}"))
 }
-
-#[derive(Deserialize)]
-struct Nothing {}
 
 async fn interrupt(Path(id): Path<Uuid>, Posted(c, _): Posted<Nothing>) -> Response {
     let answer = c.post(&format!("/api/conversations/{id}/interrupt"), &json!({})).await;

@@ -1,9 +1,0 @@
-//! Console pages (being written).
-
-use axum::Router;
-
-use crate::state::AppState;
-
-pub fn router() -> Router<AppState> {
-    Router::new()
-}
