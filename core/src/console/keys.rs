@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use super::{
-    Console, Nothing, Posted, button, error, escape, form, input, list, select, shown_once, table, text, textarea, when,
+    Console, Nothing, Posted, button, error, escape, form, input, list, seg, select, shown_once, table, text, textarea,
+    when,
 };
 use crate::state::AppState;
 
@@ -21,8 +22,9 @@ const SCOPES: [(&str, &str); 2] = [
     ("restricted", "Restricted: no key, credential or webhook management"),
 ];
 
-/// The keys page, with `top` above the list (a new key's value, or why a key was refused).
-async fn keys_page(c: &Console, status: StatusCode, top: &str) -> Response {
+/// The keys page, with `top` above the list (a new key's value, or why a key
+/// was refused) and the form filled with `draft` (what was refused).
+async fn keys_page(c: &Console, status: StatusCode, top: &str, draft: &KeyForm) -> Response {
     let keys = c.get("/api/keys").await;
     if !keys.ok() {
         return c.refused("API keys", &keys);
@@ -38,7 +40,7 @@ async fn keys_page(c: &Console, status: StatusCode, top: &str) -> Response {
                 when(k, "inserted_at"),
                 when(k, "last_used_at"),
                 when(k, "expires_at"),
-                button(c, &format!("/account/keys/{}/revoke", k["id"].as_str().unwrap_or("")), "Revoke", "danger"),
+                button(c, &format!("/account/keys/{}/revoke", seg(k["id"].as_str().unwrap_or(""))), "Revoke", "danger"),
             ]
         })
         .collect();
@@ -51,8 +53,8 @@ async fn keys_page(c: &Console, status: StatusCode, top: &str) -> Response {
             "/account/keys",
             &format!(
                 "{}{}",
-                input("Name", "name", "text", "", "required maxlength=\"100\""),
-                select("Scope", "scope", &SCOPES, "full")
+                input("Name", "name", "text", &draft.name, "required maxlength=\"100\""),
+                select("Scope", "scope", &SCOPES, &draft.scope)
             ),
             "Create key"
         ),
@@ -61,20 +63,28 @@ async fn keys_page(c: &Console, status: StatusCode, top: &str) -> Response {
 }
 
 async fn keys(c: Console) -> Response {
-    keys_page(&c, StatusCode::OK, "").await
+    keys_page(&c, StatusCode::OK, "", &KeyForm::default()).await
 }
 
 #[derive(Deserialize)]
 struct KeyForm {
+    #[serde(default)]
     name: String,
+    #[serde(default)]
     scope: String,
+}
+
+impl Default for KeyForm {
+    fn default() -> Self {
+        KeyForm { name: String::new(), scope: "full".into() }
+    }
 }
 
 async fn create_key(Posted(c, f): Posted<KeyForm>) -> Response {
     let a = c.post("/api/keys", &json!({"name": f.name.trim(), "scope": f.scope})).await;
     match a.data()["api_key"].as_str().filter(|_| a.ok()) {
-        Some(value) => keys_page(&c, StatusCode::OK, &shown_once("Your new key.", value)).await,
-        None => keys_page(&c, a.status, &error(&a.message())).await,
+        Some(value) => keys_page(&c, StatusCode::OK, &shown_once("Your new key.", value), &KeyForm::default()).await,
+        None => keys_page(&c, a.status, &error(&a.message()), &f).await,
     }
 }
 
@@ -83,7 +93,7 @@ async fn revoke(Path(id): Path<Uuid>, Posted(c, _): Posted<Nothing>) -> Response
     c.done(&a, "/account/keys")
 }
 
-async fn clients_page(c: &Console, status: StatusCode, top: &str) -> Response {
+async fn clients_page(c: &Console, status: StatusCode, top: &str, draft: &ClientForm) -> Response {
     let clients = c.get("/api/oauth/clients").await;
     if !clients.ok() {
         return c.refused("OAuth clients", &clients);
@@ -105,7 +115,7 @@ async fn clients_page(c: &Console, status: StatusCode, top: &str) -> Response {
                 if o["published"] == true { "published".to_owned() } else { "private".to_owned() },
                 button(
                     c,
-                    &format!("/account/oauth-clients/{}/delete", o["id"].as_str().unwrap_or("")),
+                    &format!("/account/oauth-clients/{}/delete", seg(o["id"].as_str().unwrap_or(""))),
                     "Delete",
                     "danger",
                 ),
@@ -122,11 +132,11 @@ async fn clients_page(c: &Console, status: StatusCode, top: &str) -> Response {
             "/account/oauth-clients",
             &format!(
                 "{}{}",
-                input("Name", "name", "text", "", "required maxlength=\"100\""),
+                input("Name", "name", "text", &draft.name, "required maxlength=\"100\""),
                 textarea(
                     "Redirect URIs",
                     "redirect_uris",
-                    "",
+                    &draft.redirect_uris,
                     "required rows=\"3\" placeholder=\"https://app.example.com/callback\""
                 )
             ),
@@ -137,12 +147,14 @@ async fn clients_page(c: &Console, status: StatusCode, top: &str) -> Response {
 }
 
 async fn clients(c: Console) -> Response {
-    clients_page(&c, StatusCode::OK, "").await
+    clients_page(&c, StatusCode::OK, "", &ClientForm::default()).await
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct ClientForm {
+    #[serde(default)]
     name: String,
+    #[serde(default)]
     redirect_uris: String,
 }
 
@@ -150,13 +162,17 @@ async fn create_client(Posted(c, f): Posted<ClientForm>) -> Response {
     let uris: Vec<&str> = f.redirect_uris.lines().map(str::trim).filter(|u| !u.is_empty()).collect();
     let a = c.post("/api/oauth/clients", &json!({"name": f.name.trim(), "redirect_uris": uris})).await;
     if a.ok() {
-        let note = format!(
+        let mut note = format!(
             "<p class=\"notice\" role=\"status\">Registered: client id <code>{}</code>.</p>",
             escape(a.data()["client_id"].as_str().unwrap_or(""))
         );
-        return clients_page(&c, StatusCode::OK, &note).await;
+        // Clients are public (PKCE); should the API ever give a secret, it is shown this once.
+        if let Some(secret) = a.data()["client_secret"].as_str() {
+            note.push_str(&shown_once("The client's secret.", secret));
+        }
+        return clients_page(&c, StatusCode::OK, &note, &ClientForm::default()).await;
     }
-    clients_page(&c, a.status, &error(&a.message())).await
+    clients_page(&c, a.status, &error(&a.message()), &f).await
 }
 
 async fn delete_client(Path(id): Path<Uuid>, Posted(c, _): Posted<Nothing>) -> Response {

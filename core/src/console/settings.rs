@@ -4,13 +4,16 @@
 
 use axum::Router;
 use axum::extract::Path;
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use uuid::Uuid;
 
-use super::{Console, Nothing, Posted, button, escape, form, input, list, seg, select, table, text, textarea, when};
+use super::{
+    Console, Nothing, Posted, button, error, escape, form, input, list, seg, select, table, text, textarea, when,
+};
 use crate::state::AppState;
 
 /// Environments and vaults: the two resources that hold secrets.
@@ -43,7 +46,7 @@ impl Holder {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct NameForm {
     #[serde(default)]
     name: String,
@@ -51,7 +54,8 @@ struct NameForm {
     setup_script: String,
 }
 
-async fn holders(c: &Console, h: Holder) -> Response {
+/// The list with the form to make one: `message` (a refusal) above the form, filled with `draft`.
+async fn holders(c: &Console, h: Holder, status: StatusCode, message: &str, draft: &NameForm) -> Response {
     let all = c.get(h.api()).await;
     if !all.ok() {
         return c.refused(h.title(), &all);
@@ -66,21 +70,22 @@ async fn holders(c: &Console, h: Holder) -> Response {
         })
         .collect();
     let extra = match h {
-        Holder::Environment => textarea("Setup script", "setup_script", "", "rows=\"3\""),
+        Holder::Environment => textarea("Setup script", "setup_script", &draft.setup_script, "rows=\"3\""),
         Holder::Vault => String::new(),
     };
     let body = format!(
-        "<h1>{}</h1>{}<h2>New</h2>{}",
+        "<h1>{}</h1>{}<h2>New</h2>{}{}",
         h.title(),
         table(&["Name", "Updated"], &rows, "None yet."),
+        if message.is_empty() { String::new() } else { error(message) },
         form(
             c,
             h.page(),
-            &format!("{}{extra}", input("Name", "name", "text", "", "required maxlength=\"100\"")),
+            &format!("{}{extra}", input("Name", "name", "text", &draft.name, "required maxlength=\"100\"")),
             "Create"
         ),
     );
-    c.page(h.title(), &body)
+    c.page_with_status(status, h.title(), &body)
 }
 
 async fn create(c: &Console, h: Holder, f: NameForm) -> Response {
@@ -91,7 +96,7 @@ async fn create(c: &Console, h: Holder, f: NameForm) -> Response {
     let a = c.post(h.api(), &body).await;
     match a.data()["id"].as_str().filter(|_| a.ok()) {
         Some(id) => Redirect::to(&format!("{}/{}", h.page(), seg(id))).into_response(),
-        None => c.refused(h.title(), &a),
+        None => holders(c, h, a.status, &a.message(), &f).await,
     }
 }
 
@@ -148,8 +153,8 @@ async fn holder(c: &Console, h: Holder, id: Uuid) -> Response {
                     &format!("{here}/variables"),
                     &format!(
                         "{}{}",
-                        input("Variable name", "key", "text", "", "required"),
-                        input("Variable value", "value", "text", "", "")
+                        input("Variable name", "var_name", "text", "", "required"),
+                        input("Variable value", "var_value", "text", "", "")
                     ),
                     "Set variable"
                 ),
@@ -170,6 +175,14 @@ async fn holder(c: &Console, h: Holder, id: Uuid) -> Response {
         button(c, &format!("{here}/delete"), "Delete", "danger"),
     );
     c.page(name, &body)
+}
+
+/// A variable's form (named apart from a secret's: both forms are on one page).
+#[derive(Deserialize)]
+struct VariableForm {
+    var_name: String,
+    #[serde(default)]
+    var_value: String,
 }
 
 #[derive(Deserialize)]
@@ -259,11 +272,7 @@ async fn credential_set(c: Console, Path(id): Path<Uuid>) -> Response {
         return c.refused("Credentials", &sets);
     }
     let Some(set) = list(&sets).iter().find(|s| s["id"].as_str() == Some(&id.to_string())) else {
-        return c.page_with_status(
-            axum::http::StatusCode::NOT_FOUND,
-            "Credentials",
-            &super::error("No such credential set."),
-        );
+        return c.page_with_status(StatusCode::NOT_FOUND, "Credentials", &error("No such credential set."));
     };
     let here = format!("/account/credentials/{id}");
     let held: Vec<&str> = set["providers"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
@@ -322,7 +331,7 @@ pub fn router() -> Router<AppState> {
         r = r
             .route(
                 p,
-                get(move |c: Console| async move { holders(&c, h).await })
+                get(move |c: Console| async move { holders(&c, h, StatusCode::OK, "", &NameForm::default()).await })
                     .post(move |Posted(c, f): Posted<NameForm>| async move { create(&c, h, f).await }),
             )
             .route(
@@ -350,8 +359,8 @@ pub fn router() -> Router<AppState> {
     }
     r.route(
         "/environments/{id}/variables",
-        post(|Path(id): Path<Uuid>, Posted(c, f): Posted<KeyValue>| async move {
-            change_variable(&c, id, &f.key, Some(&f.value)).await
+        post(|Path(id): Path<Uuid>, Posted(c, f): Posted<VariableForm>| async move {
+            change_variable(&c, id, &f.var_name, Some(&f.var_value)).await
         }),
     )
     .route(

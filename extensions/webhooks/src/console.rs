@@ -19,8 +19,15 @@ use acs_platform::console::{
 use acs_platform::session::html::escape;
 use acs_platform::state::AppState;
 
-/// The endpoints page, with `top` above the list (a new secret, or why a create was refused).
-async fn endpoints_page(c: &Console, status: StatusCode, top: &str) -> Response {
+/// An id from the API as a path segment: a uuid, or nothing (a page never
+/// puts an unchecked string in an address).
+fn id_of(v: &Value) -> String {
+    v["id"].as_str().and_then(|s| s.parse::<Uuid>().ok()).map(|u| u.to_string()).unwrap_or_default()
+}
+
+/// The endpoints page, with `top` above the list (a new secret, or why a
+/// create was refused) and the form filled with `draft`.
+async fn endpoints_page(c: &Console, status: StatusCode, top: &str, draft: &EndpointForm) -> Response {
     let all = c.get("/api/webhooks").await;
     if !all.ok() {
         return c.refused("Webhooks", &all);
@@ -31,7 +38,7 @@ async fn endpoints_page(c: &Console, status: StatusCode, top: &str) -> Response 
             let types: Vec<&str> =
                 w["event_types"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
             vec![
-                format!("<a href=\"/account/webhooks/{}\">{}</a>", w["id"].as_str().unwrap_or(""), text(w, "url")),
+                format!("<a href=\"/account/webhooks/{}\">{}</a>", id_of(w), text(w, "url")),
                 badge(w["status"].as_str().unwrap_or("")),
                 escape(&if types.is_empty() { "every event".to_owned() } else { types.join(", ") }),
                 text(w, "description"),
@@ -47,9 +54,9 @@ async fn endpoints_page(c: &Console, status: StatusCode, top: &str) -> Response 
             "/account/webhooks",
             &format!(
                 "{}{}<p class=\"hint\">Comma separated, for example <code>conversation.turn.*</code>; blank for every event.</p>{}",
-                input("URL", "url", "url", "", "required placeholder=\"https://hooks.example.com/acs\""),
-                input("Event types", "event_types", "text", "", ""),
-                input("Description", "description", "text", "", "maxlength=\"500\""),
+                input("URL", "url", "url", &draft.url, "required placeholder=\"https://hooks.example.com/acs\""),
+                input("Event types", "event_types", "text", &draft.event_types, ""),
+                input("Description", "description", "text", &draft.description, "maxlength=\"500\""),
             ),
             "Create endpoint"
         ),
@@ -58,11 +65,12 @@ async fn endpoints_page(c: &Console, status: StatusCode, top: &str) -> Response 
 }
 
 async fn endpoints(c: Console) -> Response {
-    endpoints_page(&c, StatusCode::OK, "").await
+    endpoints_page(&c, StatusCode::OK, "", &EndpointForm::default()).await
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 struct EndpointForm {
+    #[serde(default)]
     url: String,
     #[serde(default)]
     event_types: String,
@@ -81,8 +89,11 @@ async fn create(Posted(c, f): Posted<EndpointForm>) -> Response {
     }
     let a = c.post("/api/webhooks", &body).await;
     match a.data()["secret"].as_str().filter(|_| a.ok()) {
-        Some(secret) => endpoints_page(&c, StatusCode::OK, &shown_once("The endpoint's signing secret.", secret)).await,
-        None => endpoints_page(&c, a.status, &error(&a.message())).await,
+        Some(secret) => {
+            let top = shown_once("The endpoint's signing secret.", secret);
+            endpoints_page(&c, StatusCode::OK, &top, &EndpointForm::default()).await
+        }
+        None => endpoints_page(&c, a.status, &error(&a.message()), &f).await,
     }
 }
 
@@ -98,7 +109,7 @@ async fn endpoint_page(c: &Console, id: Uuid, top: &str) -> Response {
     let rows: Vec<Vec<String>> = list(&deliveries)
         .iter()
         .map(|d| {
-            let did = d["id"].as_str().unwrap_or("");
+            let did = id_of(d);
             vec![
                 format!("<a href=\"{here}/deliveries/{did}\">{}</a>", text(d, "event_type")),
                 badge(d["status"].as_str().unwrap_or("")),
@@ -108,11 +119,14 @@ async fn endpoint_page(c: &Console, id: Uuid, top: &str) -> Response {
             ]
         })
         .collect();
-    let disabled = match w["disabled_reason"].as_str() {
-        Some(why) => {
-            format!("{}{}", error(&format!("Disabled: {why}.")), button(c, &format!("{here}/resume"), "Resume", ""))
-        }
-        None => String::new(),
+    let disabled = if w["status"] == "disabled" {
+        let why = match w["disabled_reason"].as_str() {
+            Some(why) => format!("Disabled: {why}."),
+            None => "Disabled.".to_owned(),
+        };
+        format!("{}{}", error(&why), button(c, &format!("{here}/resume"), "Resume", ""))
+    } else {
+        String::new()
     };
     let body = format!(
         "<p class=\"crumbs\"><a href=\"/account/webhooks\">Webhooks</a></p><h1>{}</h1>{top}{disabled}\

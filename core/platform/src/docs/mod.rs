@@ -481,7 +481,7 @@ pub fn render_html(api: &OpenApi) -> String {
     let _ = write!(
         out,
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title} API reference</title>\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><style>\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><link rel=\"icon\" href=\"data:,\"><style>\
          body{{font:15px/1.5 system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222}}\
          code,pre{{font-family:ui-monospace,monospace;font-size:13px}}\
          .op{{border:1px solid #ddd;border-radius:6px;margin:.8rem 0;padding:.6rem .9rem}}\

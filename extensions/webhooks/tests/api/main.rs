@@ -14,4 +14,5 @@ mod receiver {
     pub use acs_testkit::receiver::*;
 }
 
+mod console;
 mod webhooks;
