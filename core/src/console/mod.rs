@@ -50,11 +50,15 @@ pub fn router() -> Router<AppState> {
         .merge(keys::router())
 }
 
-/// A conversation's name on a page: its title, or the start of its id.
+/// A conversation's name on a page: its title, or the end of its id (the
+/// start of a v7 id is its time, shared by conversations made together).
 pub fn conversation_title(conv: &serde_json::Value) -> String {
     match conv["title"].as_str().filter(|t| !t.is_empty()) {
         Some(t) => t.to_owned(),
-        None => format!("Untitled {}", conv["id"].as_str().unwrap_or("").get(..8).unwrap_or("")),
+        None => {
+            let id = conv["id"].as_str().unwrap_or("");
+            format!("Untitled {}", id.get(id.len().saturating_sub(8)..).unwrap_or(""))
+        }
     }
 }
 

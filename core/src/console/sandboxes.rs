@@ -140,10 +140,17 @@ async fn files(c: Console, Path(id): Path<Uuid>, Query(pq): Query<PathQuery>) ->
             .map(|e| {
                 let name = e["name"].as_str().unwrap_or("");
                 let target = child(&path, name);
-                let link = if e["kind"] == "directory" {
-                    format!("<a href=\"/sandboxes/{id}?path={}\">{}/</a>", q(&target), escape(name))
-                } else {
-                    format!("<a href=\"/sandboxes/{id}/file?path={}\">{}</a>", q(&target), escape(name))
+                let folder = format!("<a href=\"/sandboxes/{id}?path={}\">{}/</a>", q(&target), escape(name));
+                let file = format!("<a href=\"/sandboxes/{id}/file?path={}\">{}</a>", q(&target), escape(name));
+                // A link may lead to a folder or a file; a device or socket has nothing to show.
+                let link = match e["kind"].as_str() {
+                    Some("directory") => folder,
+                    Some("file") => file,
+                    Some("symlink") => format!(
+                        "{file} <a class=\"muted\" href=\"/sandboxes/{id}?path={}\">(open as folder)</a>",
+                        q(&target)
+                    ),
+                    _ => escape(name),
                 };
                 vec![link, text(e, "kind"), e["size"].as_u64().unwrap_or(0).to_string()]
             })
