@@ -105,3 +105,24 @@ pub fn field(html: &str, name: &str) -> Option<String> {
         v.replace("&quot;", "\"").replace("&#39;", "'").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&"),
     )
 }
+
+/// Checks a console page as a person using assistive technology would need
+/// it: every control that is not hidden has a unique id and a `<label for>`
+/// naming it; and as the content security policy requires: no inline style
+/// or script.
+pub fn assert_labelled(path: &str, html: &str) {
+    for tag in ["<input", "<select", "<textarea"] {
+        for (at, _) in html.match_indices(tag) {
+            let end = at + html[at..].find('>').expect("the tag closes");
+            let t = &html[at..end];
+            if t.contains("type=\"hidden\"") {
+                continue;
+            }
+            let id = t.split(" id=\"").nth(1).and_then(|s| s.split('"').next());
+            let id = id.unwrap_or_else(|| panic!("{path}: a control without an id: {t}"));
+            assert!(html.contains(&format!("<label for=\"{id}\">")), "{path}: no label for {id}");
+            assert_eq!(html.matches(&format!(" id=\"{id}\"")).count(), 1, "{path}: id {id} is not unique");
+        }
+    }
+    assert!(!html.contains(" style=\"") && !html.contains("<script>"), "{path}: inline style or script");
+}

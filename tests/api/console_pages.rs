@@ -4,7 +4,7 @@
 //! and its schedules, API keys (shown once) and OAuth clients. Each change
 //! made through a form is checked through the API.
 
-use acs_testkit::browser::{Browser, field, location};
+use acs_testkit::browser::{Browser, assert_labelled, field, location};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -48,24 +48,6 @@ fn pairs<'a>(f: &'a [(&'static str, String)]) -> Vec<(&'static str, &'a str)> {
 fn data(r: &crate::common::Resp) -> &Value {
     assert!(r.status.is_success(), "{}", r.text);
     &r.body["data"]
-}
-
-/// Every control that is not hidden has a unique id and a `<label for>` naming it.
-fn assert_labelled(path: &str, html: &str) {
-    for tag in ["<input", "<select", "<textarea"] {
-        for (at, _) in html.match_indices(tag) {
-            let end = at + html[at..].find('>').expect("the tag closes");
-            let t = &html[at..end];
-            if t.contains("type=\"hidden\"") {
-                continue;
-            }
-            let id = t.split(" id=\"").nth(1).and_then(|s| s.split('"').next());
-            let id = id.unwrap_or_else(|| panic!("{path}: a control without an id: {t}"));
-            assert!(html.contains(&format!("<label for=\"{id}\">")), "{path}: no label for {id}");
-            assert_eq!(html.matches(&format!(" id=\"{id}\"")).count(), 1, "{path}: id {id} is not unique");
-        }
-    }
-    assert!(!html.contains(" style=\"") && !html.contains("<script>"), "{path}: inline style or script");
 }
 
 async fn every_page_renders_for_its_owner_labelled_and_needs_a_session(b: Backend) {

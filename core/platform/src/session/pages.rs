@@ -44,7 +44,11 @@ fn next_or_home(next: Option<&str>) -> String {
 
 /// The sign-in form; it keeps the form's CSRF token in `acs_csrf`.
 fn login_form(state: &AppState, status: StatusCode, csrf: &str, email: &str, next: &str, error: &str) -> Response {
-    let error = if error.is_empty() { String::new() } else { format!("<p class=\"error\" role=\"alert\">{}</p>", escape(error)) };
+    let error = if error.is_empty() {
+        String::new()
+    } else {
+        format!("<p class=\"error\" role=\"alert\">{}</p>", escape(error))
+    };
     let body = format!(
         "<h1>Sign in to acs</h1>{error}<form method=\"post\" action=\"/login\">{}{}\
          <label for=\"email\">Email</label><input id=\"email\" type=\"email\" name=\"email\" value=\"{}\" autocomplete=\"username\" required autofocus>\

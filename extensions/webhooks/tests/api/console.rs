@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use acs_testkit::browser::{Browser, field, location};
+use acs_testkit::browser::{Browser, assert_labelled, field, location};
 use hmac::{Hmac, KeyInit, Mac};
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
@@ -48,22 +48,6 @@ fn signed_with(r: &Received, secret: &str) -> bool {
     let mut mac = Hmac::<Sha256>::new_from_slice(secret.as_bytes()).unwrap();
     mac.update(format!("{}.{}", part("t="), r.text()).as_bytes());
     hex::encode(mac.finalize().into_bytes()) == part("v1=")
-}
-
-/// Every control that is not hidden has a unique id and a `<label for>` naming it.
-fn assert_labelled(path: &str, html: &str) {
-    for tag in ["<input", "<select", "<textarea"] {
-        for (at, _) in html.match_indices(tag) {
-            let t = &html[at..at + html[at..].find('>').unwrap()];
-            if t.contains("type=\"hidden\"") {
-                continue;
-            }
-            let id = t.split(" id=\"").nth(1).and_then(|s| s.split('"').next());
-            let id = id.unwrap_or_else(|| panic!("{path}: a control without an id: {t}"));
-            assert!(html.contains(&format!("<label for=\"{id}\">")), "{path}: no label for {id}");
-            assert_eq!(html.matches(&format!(" id=\"{id}\"")).count(), 1, "{path}: id {id} is not unique");
-        }
-    }
 }
 
 /// Posts the "New endpoint" form with (csrf, url).
