@@ -73,6 +73,14 @@ pub enum Command {
         #[command(flatten)]
         args: client::run::RunArgs,
     },
+    /// Apply a manifest of environments, vaults, agents, teammates, schedules and webhooks
+    /// (docs/apply.md); the exit status is 1 when any document failed.
+    Apply {
+        #[command(flatten)]
+        target: client::Target,
+        #[command(flatten)]
+        args: client::apply::ApplyArgs,
+    },
 }
 
 #[derive(Subcommand)]
@@ -185,6 +193,13 @@ pub fn main() -> ExitCode {
                 Err(e) => finish(Err(e)),
             };
         }
+        Command::Apply { target, args } => {
+            return match runtime().and_then(|rt| rt.block_on(client::apply::apply(&target, args))) {
+                Ok(true) => ExitCode::SUCCESS,
+                Ok(false) => ExitCode::from(1),
+                Err(e) => finish(Err(e)),
+            };
+        }
         other => other,
     };
     init_logging(&loaded);
@@ -202,7 +217,8 @@ pub fn main() -> ExitCode {
                 | Command::Login { .. }
                 | Command::Logout { .. }
                 | Command::Whoami { .. }
-                | Command::Run { .. } => unreachable!("handled above"),
+                | Command::Run { .. }
+                | Command::Apply { .. } => unreachable!("handled above"),
             }
         })
     });

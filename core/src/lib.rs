@@ -9,6 +9,7 @@
 
 pub mod account;
 pub mod agents;
+pub mod apply;
 pub mod catalog;
 pub mod claimable;
 pub mod console;

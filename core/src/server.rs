@@ -82,6 +82,10 @@ const TAGS: &[(&str, &str)] = &[
     ("sandbox-queue", "Sandbox starts waiting for capacity"),
     ("team", "Teammates: agents with a stable conversation, messages and cron schedules"),
     ("search", "Search across agents, environments and vaults"),
+    (
+        "apply",
+        "Bulk apply: a manifest of environments, vaults, agents, teammates and schedules, and the extensions' kinds",
+    ),
     ("health", "Liveness and readiness"),
 ];
 
@@ -180,7 +184,8 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         .merge(crate::credits::router())
         .merge(crate::queue::router())
         .merge(crate::team::router())
-        .merge(crate::account::router());
+        .merge(crate::account::router())
+        .merge(crate::apply::router());
     docs::mark_authenticated(protected.get_openapi_mut());
     let protected = protected.route_layer(from_fn_with_state(state.clone(), auth::authenticate));
     let mut routes = public.merge(protected);
@@ -195,6 +200,8 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
     let in_process = crate::console::Api(router.clone().with_state(state.clone()));
     let nav = crate::console::links().into_iter().chain(state.extensions.console_links.iter().copied()).collect();
     state.put_any(Arc::new(crate::console::Nav(nav)));
+    let kinds = exts.iter().filter(|e| state.feature_enabled(e.name())).flat_map(|e| e.apply_kinds()).collect();
+    state.put_any(Arc::new(acs_platform::apply::ApplyKinds(kinds)));
     let about = docs::About {
         tags: TAGS.iter().chain(exts.iter().flat_map(|e| e.tags())).copied().collect(),
         public_url: state.config().public_url.as_deref(),

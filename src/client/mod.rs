@@ -2,6 +2,7 @@
 //! (`--url`/`ACS_URL`, `--key`/`ACS_API_KEY`, else the saved login of
 //! `credentials`), print for people by default and JSON with `--json`.
 
+pub mod apply;
 pub mod credentials;
 pub mod run;
 

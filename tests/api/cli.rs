@@ -209,6 +209,7 @@ crate::both!(
     cli_login_with_a_password_saves_a_private_key_and_logout_revokes_it,
     cli_device_login_waits_for_approval,
     cli_run_streams_the_turn_and_exits_with_its_outcome,
+    cli_apply_reads_a_yaml_manifest_and_reports_each_document,
 );
 
 /// Runs `acs args...` with `XDG_CONFIG_HOME` at `home`, feeding `stdin`.
@@ -353,4 +354,88 @@ mod toml_value {
         };
         Saved { url: field("url"), key: field("key") }
     }
+}
+
+const MANIFEST: &str = r#"
+kind: Environment
+name: py
+spec:
+  setup_script: "true"
+  env_vars: {LANG: C.UTF-8}
+---
+kind: Vault
+name: keys
+spec:
+  secrets: {TOKEN: tok-0c1d2e3f}
+---
+kind: Agent
+name: reviewer
+spec:
+  runtime: acp
+  command: [/bin/true]
+  environment: py
+  vault: keys
+---
+kind: Teammate
+name: reviewer
+spec: {environment: py, vault: keys}
+---
+kind: Schedule
+name: nightly
+spec: {agent: reviewer, cron: "0 3 * * *", prompt: "say: nightly"}
+---
+kind: Webhook
+spec: {url: "https://example.com/hooks/acs", event_types: ["conversation.turn.*"]}
+"#;
+
+async fn cli_apply_reads_a_yaml_manifest_and_reports_each_document(b: Backend) {
+    let app = crate::common::spawn(b).await;
+    let u = app.user().await;
+    let home = temp_dir();
+    let file = home.join("team.yaml");
+    std::fs::write(&file, MANIFEST).unwrap();
+    let (base, path) = (app.base.as_str(), file.to_str().unwrap());
+    let run = |extra: &'static [&'static str]| {
+        let mut args: Vec<String> = ["apply", "-f", path, "--url", base, "--key", &u.key].map(String::from).to_vec();
+        args.extend(extra.iter().map(|a| a.to_string()));
+        let home = home.clone();
+        async move {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            client(&home, &args, "").await
+        }
+    };
+
+    let out = run(&["--dry-run"]).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("dry run: nothing was written\n"), "{}", text(&out.stdout));
+    assert_eq!(app.get("/api/agents", &u.key).await.body["data"], serde_json::json!([]));
+
+    let out = run(&[]).await;
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    for line in [
+        "created    Environment  py",
+        "upserted   Vault        keys/secrets/TOKEN",
+        "created    Teammate     reviewer",
+        "created    Webhook      (unnamed)",
+    ] {
+        assert!(stdout.contains(line), "{line:?} in {stdout}");
+    }
+    assert!(stdout.contains("signing secret (shown once): whsec_"), "{stdout}");
+
+    let out = run(&["--output", "json"]).await;
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results: Vec<&str> = rows.as_array().unwrap().iter().map(|r| r["result"].as_str().unwrap()).collect();
+    assert_eq!(results, ["unchanged", "unchanged", "upserted", "unchanged", "unchanged", "unchanged", "unchanged"]);
+
+    // A document that fails makes the exit status 1; the others are applied.
+    std::fs::write(&file, format!("{MANIFEST}---\nkind: Vault\nname: odd\nspec: {{colour: blue}}\n")).unwrap();
+    let out = run(&[]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).contains("unknown keys in spec: colour"), "{}", text(&out.stdout));
+    std::fs::write(&file, "kind: [").unwrap();
+    let out = run(&[]).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("YAML document 1"), "{}", text(&out.stderr));
+    let _ = std::fs::remove_dir_all(&home);
 }

@@ -7,6 +7,7 @@ pub use acs_testkit::both;
 
 mod accounts;
 mod agents;
+mod apply;
 mod attach;
 mod callback_key;
 mod capacity;

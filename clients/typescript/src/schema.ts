@@ -330,6 +330,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/apply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Applies a manifest: one result row per document (and one per inline
+         *     secret), in the order applied. A document's error fails that document only.
+         */
+        post: operations["applyManifest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/audit": {
         parameters: {
             query?: never;
@@ -1848,6 +1868,10 @@ export interface components {
             name: string;
             scope?: components["schemas"]["Scope"] | null;
         };
+        /** @description `ApplyRequest`: the manifest's documents, in any order. */
+        ApplyRequest: {
+            documents: components["schemas"]["Document"][];
+        };
         /**
          * @description Why no answer came back.
          * @enum {string}
@@ -2243,6 +2267,16 @@ export interface components {
              * @description Bytes (of the link itself for a symlink).
              */
             size: number;
+        };
+        /** @description One manifest document. */
+        Document: {
+            /** @description `Environment`, `Vault`, `Agent`, `Teammate`, `Schedule` or `Webhook`. */
+            kind: string;
+            /** @description The key of the record (a Webhook is keyed by `spec.url`; its name is optional). */
+            name?: string;
+            spec?: {
+                [key: string]: unknown;
+            };
         };
         /** @description One outbound HTTP request through the egress proxy. */
         EgressEvent: {
@@ -2811,6 +2845,11 @@ export interface components {
             /** @description `active`, `revoked`, `expired` or `disconnected`. */
             status: components["schemas"]["GrantStatus"];
         };
+        /**
+         * @description What applying a document did.
+         * @enum {string}
+         */
+        Outcome: "created" | "updated" | "unchanged" | "upserted" | "error";
         /** @description Paging metadata of cursor-paged lists (the `meta` of the spec's list responses). */
         PageMeta: {
             has_more: boolean;
@@ -2938,6 +2977,22 @@ export interface components {
         };
         /** @enum {string} */
         Role: "user" | "agent";
+        /** @description A result row. */
+        Row: {
+            /** @description Why the document failed, in the API's words. */
+            error?: string | null;
+            /** @description The record's id (absent on a dry run's `created`, and on errors). */
+            id?: string | null;
+            kind: string;
+            name: string;
+            result: components["schemas"]["Outcome"];
+            /** @description A created webhook endpoint's signing secret, shown this once. */
+            signing_secret?: string | null;
+        };
+        /** @description The single-object and list envelope: `{data: ...}`. */
+        RowList: {
+            data: components["schemas"]["Row"][];
+        };
         /** @description A sandbox's self-hosted runner (provider `runner` only). */
         Runner: {
             hostname?: string | null;
@@ -5859,6 +5914,96 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description Rate limited; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    applyManifest: {
+        parameters: {
+            query?: {
+                /** @description Report what would happen; write nothing. */
+                dry_run?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApplyRequest"];
+            };
+        };
+        responses: {
+            /** @description One row per document */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RowList"];
+                };
+            };
+            /** @description Missing, invalid or expired API key (`reason` names which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `insufficient_scope`: a manifest with a Webhook needs a full-scope key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Accept` header admits no JSON (checked before anything else) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over `limits.max_body_bytes` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `validation_failed`: no documents, or more than 1000 */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Rate limited; see `Retry-After` */

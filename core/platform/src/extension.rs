@@ -180,6 +180,11 @@ pub trait Extension: Send + Sync + 'static {
         Vec::new()
     }
 
+    /// Manifest kinds it applies (`POST /api/apply`), after core's own.
+    fn apply_kinds(&self) -> Vec<std::sync::Arc<dyn crate::apply::ApplyKind>> {
+        Vec::new()
+    }
+
     /// Entries it adds to the console's navigation (pages of its
     /// [`RouteGroup::session`] groups), shown while it is enabled.
     fn console_links(&self) -> Vec<ConsoleLink> {

@@ -7,6 +7,7 @@
 //! extensions depend on this crate only (docs/architecture.md, "Layers").
 
 pub mod accounts;
+pub mod apply;
 pub mod audit;
 pub mod auth;
 pub mod boxed;

@@ -5,6 +5,7 @@
 //! `WEBHOOK_ALLOW_HTTP`), its worker, and the event-appended hook that writes deliveries in the same
 //! transaction as their event.
 
+mod apply;
 pub mod config;
 mod console;
 pub mod model;
@@ -87,6 +88,10 @@ impl Extension for Webhooks {
 
     fn routes(&self) -> Vec<RouteGroup> {
         vec![RouteGroup::account(router()), RouteGroup::session(console::pages())]
+    }
+
+    fn apply_kinds(&self) -> Vec<Arc<dyn acs_platform::apply::ApplyKind>> {
+        vec![Arc::new(apply::WebhookKind)]
     }
 
     fn console_links(&self) -> Vec<ConsoleLink> {

@@ -18,6 +18,7 @@ from .api_access import ApiAccess
 from .api_key import ApiKey
 from .api_key_list import ApiKeyList
 from .api_key_request import ApiKeyRequest
+from .apply_request import ApplyRequest
 from .attempt_error import AttemptError
 from .attempt_trigger import AttemptTrigger
 from .audit_actor import AuditActor
@@ -66,6 +67,8 @@ from .device_authorization import DeviceAuthorization
 from .device_login_request import DeviceLoginRequest
 from .device_token_request import DeviceTokenRequest
 from .directory_entry import DirectoryEntry
+from .document import Document
+from .document_spec import DocumentSpec
 from .download_export_response_200 import DownloadExportResponse200
 from .egress_event import EgressEvent
 from .egress_event_list import EgressEventList
@@ -153,6 +156,7 @@ from .o_auth_token_response import OAuthTokenResponse
 from .onboarding import Onboarding
 from .onboarding_response import OnboardingResponse
 from .openai_grant import OpenaiGrant
+from .outcome import Outcome
 from .page_meta import PageMeta
 from .page_order import PageOrder
 from .password_change_request import PasswordChangeRequest
@@ -173,6 +177,8 @@ from .registered_data import RegisteredData
 from .report_status import ReportStatus
 from .repository import Repository
 from .role import Role
+from .row import Row
+from .row_list import RowList
 from .runner import Runner
 from .runtime import Runtime
 from .runtime_version import RuntimeVersion
@@ -282,6 +288,7 @@ __all__ = (
     "ApiKey",
     "ApiKeyList",
     "ApiKeyRequest",
+    "ApplyRequest",
     "AttemptError",
     "AttemptTrigger",
     "AuditActor",
@@ -330,6 +337,8 @@ __all__ = (
     "DeviceLoginRequest",
     "DeviceTokenRequest",
     "DirectoryEntry",
+    "Document",
+    "DocumentSpec",
     "DownloadExportResponse200",
     "EgressEvent",
     "EgressEventList",
@@ -417,6 +426,7 @@ __all__ = (
     "Onboarding",
     "OnboardingResponse",
     "OpenaiGrant",
+    "Outcome",
     "PageMeta",
     "PageOrder",
     "PasswordChangeRequest",
@@ -437,6 +447,8 @@ __all__ = (
     "ReportStatus",
     "Repository",
     "Role",
+    "Row",
+    "RowList",
     "Runner",
     "Runtime",
     "RuntimeVersion",

@@ -12,6 +12,7 @@ use serde_json::Value;
 use tower::ServiceExt;
 
 use crate::auth::InProcess;
+pub use crate::http::answer::Answer;
 use crate::http::middleware::ClientIp;
 use crate::principal::Principal;
 
@@ -20,44 +21,6 @@ use crate::principal::Principal;
 /// the router holds: that would be a cycle).
 #[derive(Clone)]
 pub struct Api(pub axum::Router);
-
-/// An API answer as a page needs it.
-#[derive(Debug, Clone)]
-pub struct Answer {
-    pub status: StatusCode,
-    pub body: Value,
-}
-
-impl Answer {
-    pub fn ok(&self) -> bool {
-        self.status.is_success()
-    }
-
-    /// The `data` of a success, or the whole body.
-    pub fn data(&self) -> &Value {
-        self.body.get("data").unwrap_or(&self.body)
-    }
-
-    /// The refusal in words: the message, then each field's problems.
-    pub fn message(&self) -> String {
-        let mut out = self
-            .body
-            .get("message")
-            .or_else(|| self.body.get("error"))
-            .and_then(Value::as_str)
-            .unwrap_or("The request failed.")
-            .to_owned();
-        if let Some(fields) = self.body.get("errors").and_then(Value::as_object) {
-            for (field, problems) in fields {
-                let said: Vec<&str> = problems.as_array().into_iter().flatten().filter_map(Value::as_str).collect();
-                if !said.is_empty() {
-                    out.push_str(&format!(" {field}: {}.", said.join("; ")));
-                }
-            }
-        }
-        out
-    }
-}
 
 impl Api {
     /// Sends one request as `caller`; `body` goes as JSON.

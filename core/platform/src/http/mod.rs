@@ -1,6 +1,7 @@
 //! HTTP plumbing shared by every resource: extractors that turn bad input
 //! into the spec's error body, the `{data: ...}` envelope, and middleware.
 
+pub mod answer;
 pub mod extract;
 pub mod middleware;
 
