@@ -48,6 +48,12 @@ pub struct LoginArgs {
     /// Save this login under NAME (default: the entry for this address, else `default`).
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
+    /// Create the account first (a new server's first user, or anyone where registration is open).
+    #[arg(long, conflicts_with = "device")]
+    pub register: bool,
+    /// With --register: the operator's registration code, when the server asks for one.
+    #[arg(long, value_name = "CODE", requires = "register")]
+    pub access_code: Option<String>,
 }
 
 fn http() -> anyhow::Result<reqwest::Client> {
@@ -130,6 +136,19 @@ pub async fn login(target: &Target, args: LoginArgs) -> anyhow::Result<()> {
         } else {
             ask("Password: ", true)?
         };
+        if args.register {
+            let mut body = json!({"email": email, "password": password});
+            if let Some(code) = &args.access_code {
+                body["access_code"] = json!(code);
+            }
+            let (status, answer) = send(client.post(format!("{url}/api/auth/register")).json(&body)).await?;
+            if !status.is_success() {
+                bail!("registration refused: {}", refusal(status, &answer));
+            }
+            if !target.json {
+                eprintln!("Created the account {email} on {url}.");
+            }
+        }
         let (status, body) = send(
             client
                 .post(format!("{url}/api/auth/login"))

@@ -210,6 +210,7 @@ crate::both!(
     cli_device_login_waits_for_approval,
     cli_run_streams_the_turn_and_exits_with_its_outcome,
     cli_apply_reads_a_yaml_manifest_and_reports_each_document,
+    a_newcomer_registers_applies_the_example_agent_and_sees_it_answer,
 );
 
 /// Runs `acs args...` with `XDG_CONFIG_HOME` at `home`, feeding `stdin`.
@@ -437,5 +438,31 @@ async fn cli_apply_reads_a_yaml_manifest_and_reports_each_document(b: Backend) {
     let out = run(&[]).await;
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("YAML document 1"), "{}", text(&out.stderr));
+    let _ = std::fs::remove_dir_all(&home);
+}
+
+/// The README's first run, as a newcomer types it: sign up and in, apply the
+/// example agent shipped in the tree (no model key), ask it something.
+async fn a_newcomer_registers_applies_the_example_agent_and_sees_it_answer(b: Backend) {
+    let app = crate::common::spawn(b).await;
+    let home = temp_dir();
+    let base = app.base.as_str();
+    let login = ["login", "--register", "--url", base, "--email", "new@example.com", "--password-stdin"];
+    let out = client(&home, &login, "a long enough password\n").await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("Created the account new@example.com"), "{}", text(&out.stderr));
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/manifests/hello.yaml");
+    let out = client(&home, &["apply", "-f", manifest], "").await;
+    assert_eq!(out.status.code(), Some(0), "{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(text(&out.stdout).contains("created    Agent        hello"), "{}", text(&out.stdout));
+    let out = client(&home, &["run", "hello", "What can you do?"], "").await;
+    let stdout = text(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{}", text(&out.stderr));
+    assert!(stdout.contains("Hello! I am the example agent"), "{stdout}");
+    assert!(stdout.contains("You asked: What can you do?"), "{stdout}");
+    // A second sign-up with the same email is refused in words.
+    let out = client(&home, &login, "a long enough password\n").await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("registration refused"), "{}", text(&out.stderr));
     let _ = std::fs::remove_dir_all(&home);
 }
