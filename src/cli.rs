@@ -65,16 +65,30 @@ pub enum Command {
         #[command(flatten)]
         target: client::Target,
     },
-    /// Ask an agent something in a new conversation and watch the turn as it happens; the exit
-    /// status is the turn's outcome (0 done, 1 failed, 130 interrupted). Ctrl-C interrupts it.
+    /// Ask an agent something and watch the turn as it happens
+    ///
+    /// A new conversation with the agent; the reply streams to stdout, stages and tool calls to
+    /// stderr, permission requests are asked at the terminal. The exit status is the turn's
+    /// outcome (0 done, 1 failed, 130 interrupted). Ctrl-C interrupts it.
     Run {
         #[command(flatten)]
         target: client::Target,
         #[command(flatten)]
         args: client::run::RunArgs,
     },
-    /// Apply a manifest of environments, vaults, agents, teammates, schedules and webhooks
-    /// (docs/apply.md); the exit status is 1 when any document failed.
+    /// Print a shell completion script
+    ///
+    /// For example: `acs completions bash > /etc/bash_completion.d/acs`,
+    /// `acs completions zsh > "${fpath[1]}/_acs"`, or
+    /// `acs completions fish > ~/.config/fish/completions/acs.fish`.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Apply a manifest of environments, vaults, agents, teammates, schedules, webhooks
+    ///
+    /// YAML or JSON (docs/apply.md). One line per document: created, updated, unchanged or error;
+    /// the exit status is 1 when any document failed.
     Apply {
         #[command(flatten)]
         target: client::Target,
@@ -155,6 +169,13 @@ fn init_logging(loaded: &Loaded) {
 pub fn main() -> ExitCode {
     // Core's commands, then those the compiled-in extensions add.
     let matches = extension::with_commands(Cli::command()).get_matches();
+    // Completions need no configuration: they describe the commands of this build.
+    if let Some(("completions", sub)) = matches.subcommand()
+        && let Some(shell) = sub.get_one::<clap_complete::Shell>("shell")
+    {
+        clap_complete::generate(*shell, &mut extension::with_commands(Cli::command()), "acs", &mut std::io::stdout());
+        return ExitCode::SUCCESS;
+    }
     let loaded = match acs_core::extension::config::load(
         config_file(matches.get_one::<PathBuf>("config").cloned()).as_deref(),
     ) {
@@ -218,7 +239,8 @@ pub fn main() -> ExitCode {
                 | Command::Logout { .. }
                 | Command::Whoami { .. }
                 | Command::Run { .. }
-                | Command::Apply { .. } => unreachable!("handled above"),
+                | Command::Apply { .. }
+                | Command::Completions { .. } => unreachable!("handled above"),
             }
         })
     });

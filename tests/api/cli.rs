@@ -466,3 +466,15 @@ async fn a_newcomer_registers_applies_the_example_agent_and_sees_it_answer(b: Ba
     assert!(text(&out.stderr).contains("registration refused"), "{}", text(&out.stderr));
     let _ = std::fs::remove_dir_all(&home);
 }
+
+#[test]
+fn completions_are_printed_for_each_shell_without_a_configuration() {
+    for (shell, mark) in [("bash", "_acs()"), ("zsh", "#compdef acs"), ("fish", "complete -c acs")] {
+        let out = acs().args(["--config", "/nonexistent/acs.toml", "completions", shell]).output().unwrap();
+        assert!(out.status.success(), "{shell}: {}", String::from_utf8_lossy(&out.stderr));
+        let script = String::from_utf8_lossy(&out.stdout);
+        assert!(script.contains(mark) && script.contains("apply"), "{shell}");
+    }
+    let out = acs().args(["completions", "tcsh"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "an unknown shell is a usage error");
+}
