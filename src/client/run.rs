@@ -109,13 +109,29 @@ pub async fn run(target: &Target, args: RunArgs) -> anyhow::Result<Outcome> {
         client
             .post(format!("{url}/api/conversations"))
             .bearer_auth(&key)
-            .json(&json!({"agent_id": agent_id, "prompt": args.prompt, "client_request_id": request_id})),
+            .json(&json!({"agent_id": agent_id, "prompt": args.prompt, "client_request_id": request_id,
+                "queue": true})),
     )
     .await?;
     if !status.is_success() {
         bail!("starting the conversation: {}", refusal(status, &created));
     }
-    let conv = created["data"]["id"].as_str().context("the answer has no conversation id")?.to_owned();
+    let conv = if status == reqwest::StatusCode::ACCEPTED {
+        let waiting = created["data"]["id"].as_str().context("the answer has no queue id")?.to_owned();
+        tokio::select! {
+            conv = wait_in_queue(&client, &url, &key, &waiting, target.json) => conv?,
+            _ = tokio::signal::ctrl_c() => {
+                let (status, body) =
+                    send(client.delete(format!("{url}/api/sandbox-queue/{waiting}")).bearer_auth(&key)).await?;
+                if !status.is_success() {
+                    eprintln!("leaving the queue: {}", refusal(status, &body));
+                }
+                return Ok(Outcome::Interrupted);
+            }
+        }
+    } else {
+        created["data"]["id"].as_str().context("the answer has no conversation id")?.to_owned()
+    };
     if !target.json {
         eprintln!("conversation {conv}");
     }
@@ -131,6 +147,43 @@ pub async fn run(target: &Target, args: RunArgs) -> anyhow::Result<Outcome> {
             }
             Ok(Outcome::Interrupted)
         }
+    }
+}
+
+/// Waits while every machine is taken (`queue: true` answered 202), saying
+/// the place in the line as it changes; the conversation once one starts.
+async fn wait_in_queue(
+    client: &reqwest::Client,
+    url: &str,
+    key: &str,
+    waiting: &str,
+    quiet: bool,
+) -> anyhow::Result<String> {
+    let mut shown = None;
+    loop {
+        let (status, body) = send(client.get(format!("{url}/api/sandbox-queue/{waiting}")).bearer_auth(key)).await?;
+        if !status.is_success() {
+            bail!("reading the queue: {}", refusal(status, &body));
+        }
+        let r = &body["data"];
+        match r["status"].as_str() {
+            Some("started") => {
+                return r["conversation_id"].as_str().map(str::to_owned).context("started without a conversation");
+            }
+            Some("queued") => {
+                let place = r["position"].as_i64();
+                if !quiet && place != shown {
+                    eprintln!("every machine is busy: waiting, place {} in the queue", place.unwrap_or(0));
+                    shown = place;
+                }
+            }
+            other => bail!(
+                "the queued start ended {}: {}",
+                other.unwrap_or("?"),
+                r["error"].as_str().unwrap_or("no reason given")
+            ),
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
 

@@ -211,6 +211,7 @@ crate::both!(
     cli_run_streams_the_turn_and_exits_with_its_outcome,
     cli_apply_reads_a_yaml_manifest_and_reports_each_document,
     a_newcomer_registers_applies_the_example_agent_and_sees_it_answer,
+    cli_run_waits_in_the_queue_and_says_its_place,
 );
 
 /// Runs `acs args...` with `XDG_CONFIG_HOME` at `home`, feeding `stdin`.
@@ -477,4 +478,42 @@ fn completions_are_printed_for_each_shell_without_a_configuration() {
     }
     let out = acs().args(["completions", "tcsh"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2), "an unknown shell is a usage error");
+}
+
+/// At the account's ceiling, `acs run` waits in the sandbox queue, says its
+/// place, and follows the turn once a machine frees up.
+async fn cli_run_waits_in_the_queue_and_says_its_place(b: Backend) {
+    use acs_testkit::{SCRIPTED_AGENT, acp_agent, scripted_app};
+    let app = scripted_app(b, &[("limits.sandboxes_per_account", serde_json::json!(1))]).await;
+    let u = app.user().await;
+    let agent = acp_agent(&app, &u, SCRIPTED_AGENT, serde_json::json!({"name": "helper"})).await;
+    let busy =
+        app.post("/api/conversations", &u.key, serde_json::json!({"agent_id": agent, "prompt": "sleep: 60000"})).await;
+    assert_eq!(busy.status, reqwest::StatusCode::CREATED, "{}", busy.text);
+    let busy = busy.body["data"]["id"].as_str().unwrap().to_owned();
+    let home = temp_dir();
+    let base = app.base.clone();
+    let key = u.key.clone();
+    let run = {
+        let home = home.clone();
+        tokio::spawn(async move {
+            client(&home, &["run", "helper", "say: after the queue", "--url", &base, "--key", &key], "").await
+        })
+    };
+    // Once the run waits in the line, the busy conversation ends and frees the machine.
+    for _ in 0..100 {
+        let q = app.get("/api/sandbox-queue", &u.key).await;
+        if q.body["data"].as_array().is_some_and(|a| !a.is_empty()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let r = app.post(&format!("/api/conversations/{busy}/terminate"), &u.key, serde_json::json!({})).await;
+    assert_eq!(r.status, reqwest::StatusCode::OK, "{}", r.text);
+    let out = run.await.unwrap();
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stderr.contains("every machine is busy: waiting, place 1 in the queue"), "{stderr}");
+    assert!(stdout.contains("after the queue"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&home);
 }
