@@ -100,6 +100,29 @@ pub fn same(record: &Value, wanted: &Map<String, Value>) -> bool {
     wanted.iter().all(|(k, v)| record.get(k).unwrap_or(&Value::Null) == v)
 }
 
+/// An existing record: left as it is when it already holds `wanted`, else
+/// patched at `{list}/{id}` (not on a dry run). `updated` or `unchanged`.
+pub async fn update(
+    ctx: &ApplyCtx,
+    doc: &Document,
+    list: &str,
+    record: &Value,
+    wanted: Map<String, Value>,
+) -> Result<Row, String> {
+    let id = record["id"].as_str().map(str::to_owned);
+    if same(record, &wanted) {
+        return Ok(Row::new(doc, Outcome::Unchanged, id));
+    }
+    if !ctx.dry_run {
+        let path = format!("{list}/{}", id.as_deref().unwrap_or_default());
+        let a = ctx.call(Method::PATCH, path, Some(&Value::Object(wanted))).await;
+        if !a.ok() {
+            return Err(a.message());
+        }
+    }
+    Ok(Row::new(doc, Outcome::Updated, id))
+}
+
 /// A kind an extension applies.
 pub trait ApplyKind: Send + Sync {
     fn kind(&self) -> &'static str;

@@ -3,7 +3,7 @@
 use axum::http::Method;
 use serde_json::{Map, Value, json};
 
-use acs_platform::apply::{ApplyCtx, Document, Outcome, Row, same, unknown_keys};
+use acs_platform::apply::{ApplyCtx, Document, Outcome, Row, same, unknown_keys, update};
 
 /// Core's kinds, in the order they are applied.
 pub const ORDER: [&str; 5] = ["Environment", "Vault", "Agent", "Teammate", "Schedule"];
@@ -100,20 +100,7 @@ async fn resolve(ctx: &ApplyCtx, kind: &str, path: &str, name: &str) -> Result<S
 /// what differs, or creates it (`POST list`).
 async fn upsert(ctx: &ApplyCtx, doc: &Document, list: &str, wanted: Map<String, Value>) -> Result<Row, String> {
     match by_name(ctx, list, &doc.name).await? {
-        Some(record) => {
-            let id = record["id"].as_str().map(str::to_owned);
-            if same(&record, &wanted) {
-                return Ok(Row::new(doc, Outcome::Unchanged, id));
-            }
-            if !ctx.dry_run {
-                let path = format!("{list}/{}", id.as_deref().unwrap_or_default());
-                let a = ctx.call(Method::PATCH, path, Some(&Value::Object(wanted))).await;
-                if !a.ok() {
-                    return Err(a.message());
-                }
-            }
-            Ok(Row::new(doc, Outcome::Updated, id))
-        }
+        Some(record) => update(ctx, doc, list, &record, wanted).await,
         None if ctx.dry_run => Ok(Row::new(doc, Outcome::Created, None)),
         None => {
             let mut body = wanted;

@@ -6,7 +6,7 @@
 use axum::http::Method;
 use serde_json::{Value, json};
 
-use acs_platform::apply::{ApplyCtx, ApplyKind, Document, Outcome, Row, same, unknown_keys};
+use acs_platform::apply::{ApplyCtx, ApplyKind, Document, Outcome, Row, unknown_keys, update};
 use acs_platform::boxed::BoxFuture;
 
 const KEYS: &[&str] = &["url", "event_types", "description"];
@@ -48,19 +48,8 @@ async fn apply(ctx: &ApplyCtx, doc: &Document) -> Result<Row, String> {
     let mut wanted = doc.spec.clone();
     match current {
         Some(endpoint) => {
-            let id = endpoint["id"].as_str().map(str::to_owned);
             wanted.remove("url");
-            if same(&endpoint, &wanted) {
-                return Ok(Row::new(doc, Outcome::Unchanged, id));
-            }
-            if !ctx.dry_run {
-                let path = format!("/api/webhooks/{}", id.as_deref().unwrap_or_default());
-                let a = ctx.call(Method::PATCH, path, Some(&Value::Object(wanted))).await;
-                if !a.ok() {
-                    return Err(a.message());
-                }
-            }
-            Ok(Row::new(doc, Outcome::Updated, id))
+            update(ctx, doc, "/api/webhooks", &endpoint, wanted).await
         }
         None if ctx.dry_run => Ok(Row::new(doc, Outcome::Created, None)),
         None => {
