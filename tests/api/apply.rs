@@ -176,6 +176,13 @@ async fn a_manifest_with_a_webhook_needs_a_full_scope_key(b: Backend) {
     assert_eq!(status, StatusCode::OK, "{body}");
     let r = app.post("/api/apply", &u.key, json!({"documents": []})).await;
     assert_error(&r, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed");
+    // At most 1000 documents: the 1000th is read (here an unknown kind, refused in its row), the 1001st is not.
+    let many = |n: usize| json!({"documents": vec![json!({"kind": "Gadget", "name": "g"}); n]});
+    let r = app.post("/api/apply", &u.key, many(1000)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["data"].as_array().unwrap().len(), 1000);
+    let r = app.post("/api/apply", &u.key, many(1001)).await;
+    assert_error(&r, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed");
     let r = app.post("/api/apply", &u.key, json!({"documents": [{"kind": "Vault", "name": "v", "extra": 1}]})).await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.text);
 }
