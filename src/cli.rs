@@ -95,6 +95,13 @@ pub enum Command {
         #[command(flatten)]
         args: client::apply::ApplyArgs,
     },
+    /// Serve sandboxes on this computer for a server (docs/runners.md)
+    ///
+    /// Dials the server with the runner's token (`POST /api/runners` shows it once) and runs the
+    /// machines of agents that choose this runner (`provider: runner`, `runner_id`) under --root,
+    /// with the same supervisor and isolation as the server's own machines. Needs root and
+    /// bubblewrap, as `acs serve` does. Stays connected, dialling again when the socket drops.
+    Runner(crate::runner::RunnerArgs),
 }
 
 #[derive(Subcommand)]
@@ -214,6 +221,10 @@ pub fn main() -> ExitCode {
                 Err(e) => finish(Err(e)),
             };
         }
+        Command::Runner(args) => {
+            init_logging(&loaded);
+            return finish(runtime().and_then(|rt| rt.block_on(crate::runner::run(&loaded, args))));
+        }
         Command::Apply { target, args } => {
             return match runtime().and_then(|rt| rt.block_on(client::apply::apply(&target, args))) {
                 Ok(true) => ExitCode::SUCCESS,
@@ -240,6 +251,7 @@ pub fn main() -> ExitCode {
                 | Command::Whoami { .. }
                 | Command::Run { .. }
                 | Command::Apply { .. }
+                | Command::Runner(_)
                 | Command::Completions { .. } => unreachable!("handled above"),
             }
         })

@@ -4,6 +4,7 @@
 
 pub mod cli;
 pub mod client;
+pub mod runner;
 
 pub use acs_core as core;
 

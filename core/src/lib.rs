@@ -20,6 +20,7 @@ pub mod health;
 pub mod inference;
 pub mod queue;
 pub mod replicas;
+pub mod runners;
 pub mod sandboxes;
 pub mod search;
 pub mod server;

@@ -86,6 +86,7 @@ const TAGS: &[(&str, &str)] = &[
         "apply",
         "Bulk apply: a manifest of environments, vaults, agents, teammates and schedules, and the extensions' kinds",
     ),
+    ("runners", "Runners: your own computers serving sandboxes over a WebSocket they dial"),
     ("health", "Liveness and readiness"),
 ];
 
@@ -185,7 +186,8 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         .merge(crate::queue::router())
         .merge(crate::team::router())
         .merge(crate::account::router())
-        .merge(crate::apply::router());
+        .merge(crate::apply::router())
+        .merge(crate::runners::router());
     docs::mark_authenticated(protected.get_openapi_mut());
     let protected = protected.route_layer(from_fn_with_state(state.clone(), auth::authenticate));
     let mut routes = public.merge(protected);
@@ -222,6 +224,8 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         .merge(crate::console::router())
         .merge(device::pages())
         .merge(oauth::authorize::pages())
+        // A WebSocket with its own token: not an operation of the document (docs/runners.md).
+        .merge(crate::runners::connect::router())
         .route("/api/docs", get(move || async move { axum::Json(doc.as_ref().clone()) }))
         .route("/docs", get(move || async move { Html(html.as_ref().clone()) }));
     router = router.fallback(middleware::fallback).method_not_allowed_fallback(middleware::method_not_allowed);

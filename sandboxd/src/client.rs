@@ -183,8 +183,9 @@ impl Client {
         self
     }
 
-    /// Connects and sends `request`. The write half is returned too: dropping it would end an exec.
-    async fn open(&self, request: &Request) -> Result<(Lines, OwnedWriteHalf), Error> {
+    /// A connection to the supervisor, its listener checked: what a runner
+    /// relays a server's connection over.
+    pub async fn connect(&self) -> Result<UnixStream, Error> {
         let stream = tokio::time::timeout(CONNECT_TIMEOUT, UnixStream::connect(&self.socket))
             .await
             .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "connecting to sandboxd timed out"))??;
@@ -201,6 +202,12 @@ impl Client {
                 )));
             }
         }
+        Ok(stream)
+    }
+
+    /// Connects and sends `request`. The write half is returned too: dropping it would end an exec.
+    async fn open(&self, request: &Request) -> Result<(Lines, OwnedWriteHalf), Error> {
+        let stream = self.connect().await?;
         let (read, mut writer) = stream.into_split();
         write_line(&mut writer, request).await?;
         Ok((Lines { reader: BufReader::new(read), line: Vec::new() }, writer))

@@ -14,7 +14,7 @@ use super::{Target, ask, http, refusal, resolve, send};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// The agent: its name or id.
+    /// The agent (its name or id) for a new conversation, or the id of a conversation to go on with.
     pub agent: String,
     /// What to ask it.
     pub prompt: String,
@@ -99,45 +99,31 @@ fn pick_agent(agents: &[Value], wanted: &str) -> anyhow::Result<String> {
 pub async fn run(target: &Target, args: RunArgs) -> anyhow::Result<Outcome> {
     let (url, key, _) = resolve(target)?;
     let client = http()?;
-    let (status, agents) = send(client.get(format!("{url}/api/agents")).bearer_auth(&key)).await?;
-    if !status.is_success() {
-        bail!("listing agents: {}", refusal(status, &agents));
-    }
-    let agent_id = pick_agent(agents["data"].as_array().map(Vec::as_slice).unwrap_or_default(), &args.agent)?;
     let request_id = format!("acs-run-{}", uuid::Uuid::new_v4().simple());
-    let (status, created) = send(
-        client
-            .post(format!("{url}/api/conversations"))
-            .bearer_auth(&key)
-            .json(&json!({"agent_id": agent_id, "prompt": args.prompt, "client_request_id": request_id,
-                "queue": true})),
-    )
-    .await?;
-    if !status.is_success() {
-        bail!("starting the conversation: {}", refusal(status, &created));
-    }
-    let conv = if status == reqwest::StatusCode::ACCEPTED {
-        let waiting = created["data"]["id"].as_str().context("the answer has no queue id")?.to_owned();
-        tokio::select! {
-            conv = wait_in_queue(&client, &url, &key, &waiting, target.json) => conv?,
-            _ = tokio::signal::ctrl_c() => {
-                let (status, body) =
-                    send(client.delete(format!("{url}/api/sandbox-queue/{waiting}")).bearer_auth(&key)).await?;
-                if !status.is_success() {
-                    eprintln!("leaving the queue: {}", refusal(status, &body));
-                }
-                return Ok(Outcome::Interrupted);
-            }
+    let (conv, after) = match continued(&client, &url, &key, &args.agent).await? {
+        Some(conv) => {
+            let after = prompt_again(&client, (&url, &key), &conv, &args.prompt, &request_id).await?;
+            (conv, after)
         }
-    } else {
-        created["data"]["id"].as_str().context("the answer has no conversation id")?.to_owned()
-    };
-    if !target.json {
+        None => match start(&client, (&url, &key), target, &args, &request_id).await? {
+            Some(conv) => (conv, None),
+            None => return Ok(Outcome::Interrupted),
+        },
+    };    if !target.json {
         eprintln!("conversation {conv}");
     }
-    let mut follow = Follow { target, client: &client, url: &url, key: &key, conv: &conv, yes: args.yes, turn: None };
+    let mut follow = Follow {
+        target,
+        client: &client,
+        url: &url,
+        key: &key,
+        conv: &conv,
+        yes: args.yes,
+        request_id: &request_id,
+        turn: None,
+    };
     tokio::select! {
-        outcome = follow.stream() => outcome,
+        outcome = follow.stream(after) => outcome,
         _ = tokio::signal::ctrl_c() => {
             // The turn should not run on unattended: interrupt it, then leave.
             let (status, body) =
@@ -148,6 +134,83 @@ pub async fn run(target: &Target, args: RunArgs) -> anyhow::Result<Outcome> {
             Ok(Outcome::Interrupted)
         }
     }
+}
+
+/// A new conversation with the agent `args.agent` names, its prompt sent;
+/// `None` when Ctrl-C left the queue before it started.
+async fn start(
+    client: &reqwest::Client,
+    (url, key): (&str, &str),
+    target: &Target,
+    args: &RunArgs,
+    request_id: &str,
+) -> anyhow::Result<Option<String>> {
+    let (status, agents) = send(client.get(format!("{url}/api/agents")).bearer_auth(key)).await?;
+    if !status.is_success() {
+        bail!("listing agents: {}", refusal(status, &agents));
+    }
+    let agent_id = pick_agent(agents["data"].as_array().map(Vec::as_slice).unwrap_or_default(), &args.agent)?;
+    let (status, created) = send(
+        client
+            .post(format!("{url}/api/conversations"))
+            .bearer_auth(key)
+            .json(&json!({"agent_id": agent_id, "prompt": args.prompt, "client_request_id": request_id,
+                "queue": true})),
+    )
+    .await?;
+    if !status.is_success() {
+        bail!("starting the conversation: {}", refusal(status, &created));
+    }
+    if status != reqwest::StatusCode::ACCEPTED {
+        return created["data"]["id"].as_str().context("the answer has no conversation id").map(|c| Some(c.to_owned()));
+    }
+    let waiting = created["data"]["id"].as_str().context("the answer has no queue id")?.to_owned();
+    tokio::select! {
+        conv = wait_in_queue(client, url, key, &waiting, target.json) => conv.map(Some),
+        _ = tokio::signal::ctrl_c() => {
+            let (status, body) = send(client.delete(format!("{url}/api/sandbox-queue/{waiting}")).bearer_auth(key)).await?;
+            if !status.is_success() {
+                eprintln!("leaving the queue: {}", refusal(status, &body));
+            }
+            Ok(None)
+        }
+    }
+}
+
+/// `wanted` as a conversation of the account to go on with: a conversation
+/// id (an agent's name or id is not one).
+async fn continued(client: &reqwest::Client, url: &str, key: &str, wanted: &str) -> anyhow::Result<Option<String>> {
+    if uuid::Uuid::parse_str(wanted).is_err() {
+        return Ok(None);
+    }
+    let (status, _) = send(client.get(format!("{url}/api/conversations/{wanted}")).bearer_auth(key)).await?;
+    Ok(status.is_success().then(|| wanted.to_owned()))
+}
+
+/// Sends the prompt to an existing conversation; the stream is followed
+/// from the log's newest event before it (`Last-Event-ID`).
+async fn prompt_again(
+    client: &reqwest::Client,
+    (url, key): (&str, &str),
+    conv: &str,
+    prompt: &str,
+    request_id: &str,
+) -> anyhow::Result<Option<String>> {
+    let (status, page) = send(
+        client.get(format!("{url}/api/conversations/{conv}/events?order=desc&limit=1")).bearer_auth(key),
+    )
+    .await?;
+    if !status.is_success() {
+        bail!("reading the conversation: {}", refusal(status, &page));
+    }
+    let after = page["page"]["newest_cursor"].as_i64().map(|c| c.to_string());
+    let body = json!({"prompt": prompt, "client_request_id": request_id});
+    let (status, answer) =
+        send(client.post(format!("{url}/api/conversations/{conv}/prompts")).bearer_auth(key).json(&body)).await?;
+    if !status.is_success() {
+        bail!("sending the prompt: {}", refusal(status, &answer));
+    }
+    Ok(after)
 }
 
 /// Waits while every machine is taken (`queue: true` answered 202), saying
@@ -194,6 +257,8 @@ struct Follow<'a> {
     key: &'a str,
     conv: &'a str,
     yes: bool,
+    /// The prompt's `client_request_id`: the `turn` `started` carrying it is ours.
+    request_id: &'a str,
     /// Our turn's id, from its `turn` stage `started`.
     turn: Option<String>,
 }
@@ -201,8 +266,8 @@ struct Follow<'a> {
 impl Follow<'_> {
     /// Follows the conversation's stream to the end of the turn, reconnecting
     /// with `Last-Event-ID` when the connection drops.
-    async fn stream(&mut self) -> anyhow::Result<Outcome> {
-        let mut last_id: Option<String> = None;
+    async fn stream(&mut self, after: Option<String>) -> anyhow::Result<Outcome> {
+        let mut last_id: Option<String> = after;
         let mut failures = 0;
         loop {
             let mut req = self
@@ -260,14 +325,15 @@ impl Follow<'_> {
         if e["kind"] == "stage" {
             if stage == "turn" {
                 let turn = e["turn_id"].as_str().map(str::to_owned);
+                let detail: Value = serde_json::from_str(e["data"].as_str().unwrap_or("{}")).unwrap_or(Value::Null);
                 match state {
-                    "started" if self.turn.is_none() => self.turn = turn,
+                    "started" if self.turn.is_none() && detail["client_request_id"] == self.request_id => {
+                        self.turn = turn;
+                    }
                     "done" | "failed" | "interrupted" if turn.is_some() && turn == self.turn => {
                         if !self.target.json {
                             println!();
                             if state != "done" {
-                                let detail: Value =
-                                    serde_json::from_str(e["data"].as_str().unwrap_or("{}")).unwrap_or(Value::Null);
                                 let why = detail["error"].as_str().unwrap_or(state);
                                 eprintln!("turn {state}: {why}");
                             }

@@ -328,6 +328,13 @@ async fn cli_run_streams_the_turn_and_exits_with_its_outcome(b: Backend) {
     assert!(stdout.contains("all green"), "{stdout}");
     assert!(stderr.contains("[tool] Run the tests"), "{stderr}");
 
+    // A conversation id goes on with that conversation: only the new turn is shown.
+    let conv = stderr.lines().find_map(|l| l.strip_prefix("conversation ")).expect("the conversation is named");
+    let out = client(&home, &["run", conv, "say: once more", "--url", base, "--key", &u.key], "").await;
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("once more") && !stdout.contains("all green"), "{stdout}");
+
     let out =
         client(&home, &["run", "helper", "error: -32000 the model is down", "--url", base, "--key", &u.key], "").await;
     assert_eq!(out.status.code(), Some(1), "{}{}", text(&out.stdout), text(&out.stderr));

@@ -38,6 +38,7 @@ mod reapply;
 mod receiver;
 mod redaction;
 mod replicas;
+mod runners;
 mod runtimes;
 mod sandboxes;
 mod schedules;

@@ -1050,6 +1050,45 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/runners": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's runners, oldest first. */
+        get: operations["listRunners"];
+        put?: never;
+        /** Creates a runner; its token is in this answer only. */
+        post: operations["createRunner"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/runners/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One runner. */
+        get: operations["getRunner"];
+        put?: never;
+        post?: never;
+        /**
+         * Deletes a runner and ends its connection. Refused while a sandbox that
+         *     is not terminated lives on it (reset those first).
+         */
+        delete: operations["deleteRunner"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/sandbox-queue": {
         parameters: {
             query?: never;
@@ -1716,6 +1755,9 @@ export interface components {
             model?: string | null;
             name: string;
             permission_policy?: components["schemas"]["PermissionPolicy"] | null;
+            provider?: components["schemas"]["MachineProvider"] | null;
+            /** Format: uuid */
+            runner_id?: string | null;
             runtime: components["schemas"]["Runtime"];
             sandbox_mode?: components["schemas"]["SandboxMode"] | null;
             session_config?: components["schemas"]["SessionConfig"] | null;
@@ -1760,6 +1802,12 @@ export interface components {
             /** @description 1 to 200 characters. */
             name: string;
             permission_policy?: components["schemas"]["PermissionPolicy"] | null;
+            provider?: components["schemas"]["MachineProvider"] | null;
+            /**
+             * Format: uuid
+             * @description The account's runner, with `provider: runner` (and only then).
+             */
+            runner_id?: string | null;
             runtime: components["schemas"]["Runtime"];
             sandbox_mode: components["schemas"]["SandboxMode"];
             session_config?: components["schemas"]["SessionConfig"] | null;
@@ -1806,6 +1854,13 @@ export interface components {
             name: string | null;
             /** @default null */
             permission_policy: components["schemas"]["PermissionPolicy"] | null;
+            /** @default null */
+            provider: components["schemas"]["MachineProvider"] | null;
+            /**
+             * Format: uuid
+             * @default null
+             */
+            runner_id: string | null;
             /** @default null */
             runtime: components["schemas"]["Runtime"] | null;
             /** @default null */
@@ -2673,6 +2728,12 @@ export interface components {
             password: string;
         };
         /**
+         * @description Where an agent's machines run: a hosted provider of this server, or
+         *     `runner`, a user's own computer (with `runner_id`).
+         * @enum {string}
+         */
+        MachineProvider: "local" | "container" | "kubernetes" | "runner";
+        /**
          * @description Whether the machine's processes run, beside its recorded status.
          * @enum {string}
          */
@@ -3001,6 +3062,60 @@ export interface components {
             name?: string | null;
             online: boolean;
             path?: string | null;
+        };
+        RunnerCreateRequest: {
+            /** @description 1 to 64 letters, digits, `-` and `_`, starting with a letter or digit; unique in the account. */
+            name: string;
+        };
+        /** @description A new runner and its token, shown this once. */
+        RunnerCreated: {
+            runner: components["schemas"]["Runner"];
+            /** @description `acs runner --token` takes it; only its digest is kept. */
+            token: string;
+        };
+        /** @description The single-object and list envelope: `{data: ...}`. */
+        RunnerCreatedData: {
+            data: components["schemas"]["RunnerCreated"];
+        };
+        /** @description The single-object and list envelope: `{data: ...}`. */
+        RunnerData: {
+            data: {
+                /** Format: date-time */
+                connected_at?: string | null;
+                /** @description What the runner reported when it last connected. */
+                hostname?: string | null;
+                /** Format: uuid */
+                id: string;
+                /** Format: date-time */
+                inserted_at: string;
+                /** Format: date-time */
+                last_seen_at?: string | null;
+                name: string;
+                /** @description Connected to this server now. */
+                online: boolean;
+                /** @description The directory its machines live under (`<root>/<machine_name>`). */
+                root?: string | null;
+            };
+        };
+        /** @description The single-object and list envelope: `{data: ...}`. */
+        RunnerList: {
+            data: {
+                /** Format: date-time */
+                connected_at?: string | null;
+                /** @description What the runner reported when it last connected. */
+                hostname?: string | null;
+                /** Format: uuid */
+                id: string;
+                /** Format: date-time */
+                inserted_at: string;
+                /** Format: date-time */
+                last_seen_at?: string | null;
+                name: string;
+                /** @description Connected to this server now. */
+                online: boolean;
+                /** @description The directory its machines live under (`<root>/<machine_name>`). */
+                root?: string | null;
+            }[];
         };
         /**
          * @description The runtime an agent runs on (DESIGN section 1); `acp` runs the agent's `command`.
@@ -9627,6 +9742,290 @@ export interface operations {
             };
             /** @description `validation_failed`: `errors` names each field */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listRunners: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The account's runners */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunnerList"];
+                };
+            };
+            /** @description Missing, invalid or expired API key (`reason` names which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's scope does not allow this (`reason: insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Accept` header admits no JSON (checked before anything else) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description Rate limited; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createRunner: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunnerCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The runner and its token */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunnerCreatedData"];
+                };
+            };
+            /** @description Missing, invalid or expired API key (`reason` names which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not a full-scope key */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Accept` header admits no JSON (checked before anything else) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over `limits.max_body_bytes` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `validation_failed`: a bad or taken name */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getRunner: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The runner */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunnerData"];
+                };
+            };
+            /** @description Missing, invalid or expired API key (`reason` names which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's scope does not allow this (`reason: insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such runner */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Accept` header admits no JSON (checked before anything else) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description Rate limited; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteRunner: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, invalid or expired API key (`reason` names which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's scope does not allow this (`reason: insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such runner */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Accept` header admits no JSON (checked before anything else) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description `runner_in_use`, with `sandboxes` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; see `Retry-After` */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -79,6 +79,12 @@ pub struct AgentSpec {
     pub vault_id: Option<Uuid>,
     pub inference_credential_id: Option<Uuid>,
     pub sandbox_mode: SandboxMode,
+    /// Where its machines run; null: the server's default provider (`sandbox.provider`).
+    #[serde(default)]
+    pub provider: Option<MachineProvider>,
+    /// The account's runner, with `provider: runner` (and only then).
+    #[serde(default)]
+    pub runner_id: Option<Uuid>,
     /// Tool title or ACP tool kind (or `default`) -> `auto_allow` | `ask` | `auto_deny`; optional `ask_timeout` seconds.
     #[schema(value_type = Option<PermissionPolicy>)]
     pub permission_policy: Option<Map<String, Value>>,
@@ -122,6 +128,28 @@ pub struct AgentVersion {
     pub inserted_at: OffsetDateTime,
 }
 
+/// Where an agent's machines run: a hosted provider of this server, or
+/// `runner`, a user's own computer (with `runner_id`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MachineProvider {
+    Local,
+    Container,
+    Kubernetes,
+    Runner,
+}
+
+impl MachineProvider {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MachineProvider::Local => "local",
+            MachineProvider::Container => "container",
+            MachineProvider::Kubernetes => "kubernetes",
+            MachineProvider::Runner => "runner",
+        }
+    }
+}
+
 /// Create body: `name` and `runtime` are required.
 #[derive(Debug, Deserialize, ToSchema)]
 pub struct AgentCreate {
@@ -135,6 +163,8 @@ pub struct AgentCreate {
     pub vault_id: Option<Uuid>,
     pub inference_credential_id: Option<Uuid>,
     pub sandbox_mode: Option<SandboxMode>,
+    pub provider: Option<MachineProvider>,
+    pub runner_id: Option<Uuid>,
     #[schema(value_type = Option<PermissionPolicy>)]
     pub permission_policy: Option<Map<String, Value>>,
     /// A malformed map (not an object included) is 422 `session_config_invalid`.
@@ -188,6 +218,12 @@ pub struct AgentUpdate {
     #[serde(deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<SandboxMode>)]
     pub sandbox_mode: Option<Option<SandboxMode>>,
+    #[serde(deserialize_with = "crate::http::extract::nullable")]
+    #[schema(value_type = Option<MachineProvider>)]
+    pub provider: Option<Option<MachineProvider>>,
+    #[serde(deserialize_with = "crate::http::extract::nullable")]
+    #[schema(value_type = Option<Uuid>)]
+    pub runner_id: Option<Option<Uuid>>,
     #[serde(deserialize_with = "crate::http::extract::nullable")]
     #[schema(value_type = Option<PermissionPolicy>)]
     pub permission_policy: Option<Option<Map<String, Value>>>,
@@ -248,6 +284,8 @@ impl TryFrom<AgentCreate> for AgentSpec {
             vault_id: c.vault_id,
             inference_credential_id: c.inference_credential_id,
             sandbox_mode: c.sandbox_mode.unwrap_or_default(),
+            provider: c.provider,
+            runner_id: c.runner_id,
             permission_policy: c.permission_policy,
             session_config: session_config_map(c.session_config)?,
             allowed_environment_ids: c.allowed_environment_ids,
@@ -286,6 +324,8 @@ pub fn apply_update(mut spec: AgentSpec, u: AgentUpdate) -> ApiResult<AgentSpec>
         environment_id,
         vault_id,
         inference_credential_id,
+        provider,
+        runner_id,
         permission_policy,
         allowed_environment_ids,
         allowed_vault_ids,
@@ -333,6 +373,7 @@ pub fn validate(spec: &AgentSpec) -> ApiResult<()> {
         );
     }
     rules::check_command(&mut v, runtime, spec.command.as_deref());
+    rules::check_provider(&mut v, spec.provider, spec.runner_id);
     if let Some(policy) = &spec.permission_policy
         && let Err(m) = rules::validate_permission_policy(policy)
     {
@@ -368,6 +409,12 @@ async fn check_references(
             current.and_then(|c| c.inference_credential_id),
             "SELECT id FROM inference_credential_sets WHERE id = $1 AND account_id = $2",
             "Inference credential set",
+        ),
+        (
+            spec.runner_id,
+            current.and_then(|c| c.runner_id),
+            "SELECT id FROM runners WHERE id = $1 AND account_id = $2",
+            "Runner",
         ),
     ];
     for (id, before, sql, what) in refs {

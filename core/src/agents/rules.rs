@@ -5,6 +5,9 @@
 use axum::http::StatusCode;
 use serde_json::{Map, Value};
 
+use uuid::Uuid;
+
+use super::MachineProvider;
 use crate::error::ApiError;
 use crate::http::extract::Validator;
 
@@ -26,6 +29,22 @@ pub const VERDICTS: [&str; 3] = ["auto_allow", "ask", "auto_deny"];
 pub fn check_name(v: &mut Validator, name: &str) {
     v.check(!name.trim().is_empty(), "name", "can't be blank");
     v.check(name.chars().count() <= MAX_NAME, "name", "should be at most 200 character(s)");
+}
+
+/// `provider` and `runner_id`: a runner agent names its runner, no other
+/// agent names one, and only the providers this build has are chosen.
+pub fn check_provider(v: &mut Validator, provider: Option<MachineProvider>, runner_id: Option<Uuid>) {
+    match provider {
+        Some(MachineProvider::Runner) => {
+            v.check(runner_id.is_some(), "runner_id", "is required with provider `runner`")
+        }
+        Some(MachineProvider::Container | MachineProvider::Kubernetes) => {
+            v.check(false, "provider", "is not available on this server (available: local, runner)")
+        }
+        Some(MachineProvider::Local) | None => {
+            v.check(runner_id.is_none(), "runner_id", "is only for provider `runner`")
+        }
+    }
 }
 
 /// `command`: required for `acp`; when present, at least one argument and no empty one.

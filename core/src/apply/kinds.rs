@@ -32,6 +32,9 @@ const AGENT: &[&str] = &[
     "metadata",
     "model",
     "permission_policy",
+    "provider",
+    "runner",
+    "runner_id",
     "runtime",
     "sandbox_mode",
     "session_config",
@@ -159,6 +162,15 @@ async fn bindings(ctx: &ApplyCtx, spec: &mut Map<String, Value>, whole: bool) ->
 async fn agent(ctx: &ApplyCtx, doc: &Document) -> Result<Row, String> {
     let mut wanted = doc.spec.clone();
     bindings(ctx, &mut wanted, false).await?;
+    // A runner is not a kind of manifest: `runner` names one of the account's.
+    if let Some(runner) = wanted.remove("runner") {
+        let id = match runner {
+            Value::String(name) => json!(resolve(ctx, "Runner", "/api/runners", &name).await?),
+            Value::Null => Value::Null,
+            _ => return Err("runner must name a runner".into()),
+        };
+        wanted.insert("runner_id".into(), id);
+    }
     upsert(ctx, doc, "/api/agents", wanted).await
 }
 

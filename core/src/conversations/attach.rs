@@ -314,6 +314,7 @@ mod tests {
             busy: false,
             last_resumed_at: None,
             created_at: 0,
+            runner_id: None,
         }
     }
 

@@ -38,6 +38,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::http::extract::page_limit;
 use crate::http::{Data, Path, Query, ok};
 use crate::provider::local::{LocalConfig, LocalProvider, net::NetConfig};
+use crate::provider::remote::{RemoteProvider, Routed};
 use crate::provider::{self, MachineState, SandboxProvider};
 use crate::state::AppState;
 use crate::time_fmt::from_micros;
@@ -56,7 +57,39 @@ pub async fn owned(state: &AppState, p: &Principal, id: Uuid) -> ApiResult<Sandb
     responses((status = 200, description = "Sandboxes, newest first", body = Data<Vec<Sandbox>>)))]
 async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec<Sandbox>>> {
     let rows = store::list(&state.db, p.account_id, p.sandbox_id).await?;
-    Ok(ok(rows.iter().map(SandboxRow::view).collect()))
+    Ok(ok(views(&state, &rows).await?))
+}
+
+/// The API view of sandboxes, with the `runner` object of those on a runner.
+pub async fn views(state: &AppState, rows: &[SandboxRow]) -> ApiResult<Vec<Sandbox>> {
+    let mut ids: Vec<Uuid> = rows.iter().filter_map(|r| r.runner_id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let runners = crate::runners::store::by_ids(&state.db, &ids).await?;
+    let remote = crate::runners::remote(state);
+    Ok(rows
+        .iter()
+        .map(|row| {
+            let mut view = row.view();
+            if let Some(id) = row.runner_id {
+                let found = runners.iter().find(|r| r.id == id);
+                view.runner = Some(model::Runner {
+                    online: remote.as_ref().is_some_and(|r| r.online(id)),
+                    id: Some(id),
+                    name: found.map(|r| r.name.clone()),
+                    hostname: found.and_then(|r| r.hostname.clone()),
+                    path: found
+                        .and_then(|r| r.root.as_deref())
+                        .map(|root| format!("{}/{}", root.trim_end_matches('/'), row.machine_name)),
+                });
+            }
+            view
+        })
+        .collect())
+}
+
+async fn view(state: &AppState, row: &SandboxRow) -> ApiResult<Sandbox> {
+    Ok(views(state, std::slice::from_ref(row)).await?.remove(0))
 }
 
 /// One sandbox with every conversation opened on it, newest first.
@@ -67,7 +100,7 @@ async fn detail(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid
     let row = owned(&state, &p, id).await?;
     let conversations = store::conversations(&state.db, id).await?;
     Ok(ok(SandboxDetail {
-        sandbox: row.view(),
+        sandbox: view(&state, &row).await?,
         inserted_at: from_micros(row.created_at),
         last_resumed_at: row.last_resumed_at.map(from_micros),
         conversations,
@@ -87,7 +120,7 @@ async fn reset(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>
     service::reset(&state, &row).await?;
     crate::audit::record(&state.db.pool, &crate::audit::Actor::key(&p), "sandbox.reset", Some(("sandbox", id))).await?;
     let row = store::get(&state.db, id).await?.ok_or_else(ApiError::internal)?;
-    Ok(ok(row.view()))
+    Ok(ok(view(&state, &row).await?))
 }
 
 /// The sandbox's status and what the provider reports of the machine now.
@@ -290,7 +323,7 @@ fn api_url(state: &AppState, addr: SocketAddr) -> (String, Option<(String, Socke
     (format!("http://{name}"), Some((name, SocketAddr::new(ip, addr.port()))))
 }
 
-fn origin(url: &str) -> Option<String> {
+pub fn origin(url: &str) -> Option<String> {
     let rest = url.split_once("://")?.1;
     let authority = rest.split('/').next()?;
     let default_port = if url.starts_with("https://") { 443 } else { 80 };
@@ -301,13 +334,16 @@ fn origin(url: &str) -> Option<String> {
     })
 }
 
-/// Builds the provider, takes over machines that outlived the last server,
-/// and returns the idle sweeper to run as a worker. Fails with a clear
-/// message when the host cannot run sandboxes.
-pub async fn start(state: &AppState, addr: SocketAddr) -> Result<impl Future<Output = ()> + Send + 'static, String> {
-    let cfg = state.config().sandbox.clone();
-    let (api_url, api_alias) = api_url(state, addr);
-    let local = LocalConfig {
+/// The `local` provider's settings from the configuration: machines call
+/// the API at `api_url`, which `api_alias` maps to where it listens.
+pub fn local_config(
+    config: &crate::config::Config,
+    api_url: &str,
+    api_alias: Option<(String, SocketAddr)>,
+    egress_hooks: crate::egress::hook::EgressHooks,
+) -> Result<LocalConfig, String> {
+    let cfg = &config.sandbox;
+    Ok(LocalConfig {
         machines_dir: PathBuf::from(&cfg.dir).join("machines"),
         run_dir: PathBuf::from(&cfg.run_dir),
         sandboxd: sandboxd_path(&cfg.sandboxd_path),
@@ -315,20 +351,36 @@ pub async fn start(state: &AppState, addr: SocketAddr) -> Result<impl Future<Out
             .ro_binds
             .iter()
             .map(|b| provider::local::bwrap::parse_ro_bind(b))
-            .chain(crate::runtimes::machine_bind(&state.config().runtimes.dir).map(Ok))
+            .chain(crate::runtimes::machine_bind(&config.runtimes.dir).map(Ok))
             .collect::<Result<_, _>>()?,
         net: NetConfig { subnet: cfg.subnet, lease_dir: PathBuf::from(&cfg.lease_dir), proxy_port: cfg.proxy_port },
-        always_allowed: origin(&api_url).into_iter().collect(),
+        always_allowed: origin(api_url).into_iter().collect(),
         api_alias,
         addresses: AddressRules::blocking(cfg.blocked_cidrs.clone()),
-        egress_hooks: state.extensions.egress.clone(),
+        egress_hooks,
         request_timeout: Duration::from_secs(cfg.egress_timeout_seconds),
         disk_mb: cfg.disk_mb,
         uid_base: cfg.uid_base,
         watchdog_seconds: cfg.watchdog_seconds,
-    };
+        names_dir: None,
+    })
+}
+
+/// Builds the providers (this host's and the runners'), takes over machines
+/// that outlived the last server, and returns the idle sweeper to run as a
+/// worker. Fails with a clear message when the host cannot run sandboxes.
+pub async fn start(state: &AppState, addr: SocketAddr) -> Result<impl Future<Output = ()> + Send + 'static, String> {
+    let cfg = state.config().sandbox.clone();
+    let (api_url, api_alias) = api_url(state, addr);
+    let local = local_config(state.config(), &api_url, api_alias, state.extensions.egress.clone())?;
     let sink = Arc::new(egress_log::DbSink::start(state.clone()));
-    let provider: Arc<dyn SandboxProvider> = Arc::new(LocalProvider::new(local, sink)?);
+    let host: Arc<dyn SandboxProvider> = Arc::new(LocalProvider::new(local, sink.clone())?);
+    let remote = RemoteProvider::new(PathBuf::from(&cfg.run_dir).join("runners"), api_url.clone(), sink)?;
+    for (machine, runner) in crate::runners::store::placements(&state.db).await.map_err(|e| e.to_string())? {
+        remote.place(machine, runner);
+    }
+    state.put_any(remote.clone());
+    let provider: Arc<dyn SandboxProvider> = Arc::new(Routed { host, remote });
     state.put_any(Arc::new(Sandboxes::new(provider, api_url, cfg)));
     Ok(service::idle_sweeper(state.clone()))
 }

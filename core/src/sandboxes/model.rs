@@ -273,10 +273,12 @@ pub struct SandboxRow {
     pub busy: bool,
     pub last_resumed_at: Option<i64>,
     pub created_at: i64,
+    /// The runner a `runner` machine lives on.
+    pub runner_id: Option<Uuid>,
 }
 
 pub const COLUMNS: &str = "id, account_id, machine_name, status, mode, provider, agent_id, environment_id, vault_id, \
-    runtime, sandbox_api_access, url, checkpoint_id, checkpoint_at, error, busy, last_resumed_at, created_at";
+    runtime, sandbox_api_access, url, checkpoint_id, checkpoint_at, error, busy, last_resumed_at, created_at, runner_id";
 
 impl SandboxRow {
     pub fn from_row(row: &AnyRow) -> Result<SandboxRow, sqlx::Error> {
@@ -302,6 +304,7 @@ impl SandboxRow {
             busy: row.flag("busy")?,
             last_resumed_at: row.try_get("last_resumed_at")?,
             created_at: row.try_get("created_at")?,
+            runner_id: row.opt_uuid("runner_id")?,
         })
     }
 

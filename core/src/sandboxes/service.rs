@@ -16,7 +16,7 @@ use super::model::{ApiAccess, SandboxRow, SandboxState};
 use super::provision::{self, Ctx};
 use super::redact::Redactor;
 use super::{capacity, names, store};
-use crate::agents::{Agent, SandboxMode};
+use crate::agents::{Agent, MachineProvider, SandboxMode};
 use crate::boxed::BoxFuture;
 use crate::config::SandboxConfig;
 use crate::environments::{self, Environment, NetworkingType};
@@ -68,6 +68,7 @@ impl Sandboxes {
             env,
             network,
             limits: self.limits(),
+            runner: row.runner_id,
         }
     }
 
@@ -131,6 +132,17 @@ pub async fn launch(state: &AppState, req: LaunchRequest) -> ApiResult<SandboxRo
             "machine_name can't be combined with sandbox_api_access: none",
         ));
     }
+    let runner_id = match (req.agent.spec.provider, req.agent.spec.runner_id) {
+        (Some(MachineProvider::Runner), Some(runner)) => Some(runner),
+        _ => None,
+    };
+    if runner_id.is_some() && req.machine_name.is_some() {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "machine_name_not_supported",
+            "machine_name can't be chosen for an agent whose machines run on a runner",
+        ));
+    }
     if mode == SandboxMode::Persistent
         && let Some(home) = store::find_home(&state.db, req.account_id, req.agent.id, environment_id, vault_id).await?
     {
@@ -153,18 +165,24 @@ pub async fn launch(state: &AppState, req: LaunchRequest) -> ApiResult<SandboxRo
         account_id: req.account_id,
         machine_name: &machine_name,
         mode: if mode == SandboxMode::Persistent { "persistent" } else { "ephemeral" },
-        provider: svc.provider.name(),
+        provider: if runner_id.is_some() { "runner" } else { svc.provider.name() },
         agent_id: req.agent.id,
         environment_id,
         vault_id,
         runtime: req.agent.spec.runtime.as_str(),
         api_access: req.api_access.as_str(),
         fingerprint: env.as_ref().map(|e| e.build_fingerprint.as_str()),
+        runner_id,
     };
-    crate::credits::gate(state, req.account_id).await?;
+    // A runner's machines are the user's own: no credits, no place under the ceilings.
+    if runner_id.is_none() {
+        crate::credits::gate(state, req.account_id).await?;
+    }
     // The ceilings are counted and the row written in one transaction (see `capacity`).
     let mut tx = state.db.begin().await?;
-    capacity::reserve(&mut tx, &state.config().limits, req.account_id).await?;
+    if runner_id.is_none() {
+        capacity::reserve(&mut tx, &state.config().limits, req.account_id).await?;
+    }
     if let Err(e) = store::insert(&mut *tx, &new).await {
         if crate::db::is_unique_violation(&e) {
             return Err(ApiError::new(
@@ -367,10 +385,14 @@ pub async fn wake(state: &AppState, id: Uuid) -> ApiResult<bool> {
         }
         SandboxState::Suspended | SandboxState::Failed => {}
     }
-    // A woken machine is a concurrent sandbox again: the same gates as a new one.
-    crate::credits::gate(state, row.account_id).await?;
+    // A woken machine is a concurrent sandbox again: the same gates as a new one (none on a runner).
+    if row.runner_id.is_none() {
+        crate::credits::gate(state, row.account_id).await?;
+    }
     let mut tx = state.db.begin().await?;
-    capacity::reserve(&mut tx, &state.config().limits, row.account_id).await?;
+    if row.runner_id.is_none() {
+        capacity::reserve(&mut tx, &state.config().limits, row.account_id).await?;
+    }
     if !store::transition_in(&mut *tx, id, &[SandboxState::Suspended, SandboxState::Failed], SandboxState::Starting)
         .await?
     {
@@ -526,7 +548,7 @@ pub async fn reset(state: &AppState, row: &SandboxRow) -> ApiResult<()> {
 pub async fn take_over(state: &AppState, id: Uuid) {
     let Ok(svc) = service(state) else { return };
     let row = match store::get(&state.db, id).await {
-        Ok(Some(row)) if row.provider == svc.provider.name() => row,
+        Ok(Some(row)) if row.provider == svc.provider.name() || row.runner_id.is_some() => row,
         Ok(_) => return,
         Err(e) => {
             tracing::error!(sandbox = %id, "take over: could not read the sandbox: {e}");

@@ -20,6 +20,7 @@ pub struct NewSandbox<'a> {
     pub runtime: &'a str,
     pub api_access: &'a str,
     pub fingerprint: Option<&'a str>,
+    pub runner_id: Option<Uuid>,
 }
 
 /// Inserts a machine row (inside the transaction that checked the ceilings).
@@ -30,8 +31,8 @@ pub async fn insert<'e>(
     let now = now_micros();
     sqlx::query(
         "INSERT INTO sandboxes (id, account_id, machine_name, status, mode, provider, agent_id, environment_id, \
-         vault_id, runtime, sandbox_api_access, fingerprint, touched_at, created_at, updated_at) \
-         VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $12)",
+         vault_id, runtime, sandbox_api_access, fingerprint, touched_at, created_at, updated_at, runner_id) \
+         VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $12, $13)",
     )
     .bind(s.id.to_string())
     .bind(s.account_id.to_string())
@@ -45,6 +46,7 @@ pub async fn insert<'e>(
     .bind(s.api_access.to_owned())
     .bind(s.fingerprint.map(str::to_owned))
     .bind(now)
+    .bind(s.runner_id.map(|v| v.to_string()))
     .execute(ex)
     .await?;
     Ok(())

@@ -176,6 +176,8 @@ pub struct SandboxConfig {
     pub uid_base: u32,
     /// A supervisor no server has spoken to for this long parks its machine (0 = never).
     pub watchdog_seconds: u64,
+    /// How long a turn on a runner's machine waits for the runner's socket to come back.
+    pub runner_reconnect_seconds: u64,
     /// Private addresses carved into a /30 per machine.
     pub subnet: ipnet::Ipv4Net,
     /// Host-wide leases of those addresses, shared by every acs server on the host.
@@ -493,6 +495,7 @@ impl Default for SandboxConfig {
             disk_mb: 10240,
             uid_base: 1_000_000_000,
             watchdog_seconds: 3600,
+            runner_reconnect_seconds: 120,
             subnet: "10.200.0.0/16".parse().expect("a valid subnet"),
             lease_dir: "/run/acs/net".into(),
             run_dir: "/run/acs/machines".into(),

@@ -131,6 +131,7 @@ from .log_event import LogEvent
 from .log_event_list_response import LogEventListResponse
 from .log_event_page import LogEventPage
 from .login_request import LoginRequest
+from .machine_provider import MachineProvider
 from .machine_state_view import MachineStateView
 from .mcp_server import McpServer
 from .mcp_server_entry import McpServerEntry
@@ -180,6 +181,13 @@ from .role import Role
 from .row import Row
 from .row_list import RowList
 from .runner import Runner
+from .runner_create_request import RunnerCreateRequest
+from .runner_created import RunnerCreated
+from .runner_created_data import RunnerCreatedData
+from .runner_data import RunnerData
+from .runner_data_data import RunnerDataData
+from .runner_list import RunnerList
+from .runner_list_data_item import RunnerListDataItem
 from .runtime import Runtime
 from .runtime_version import RuntimeVersion
 from .sandbox import Sandbox
@@ -401,6 +409,7 @@ __all__ = (
     "LogEventListResponse",
     "LogEventPage",
     "LoginRequest",
+    "MachineProvider",
     "MachineStateView",
     "McpServer",
     "McpServerEntry",
@@ -450,6 +459,13 @@ __all__ = (
     "Row",
     "RowList",
     "Runner",
+    "RunnerCreated",
+    "RunnerCreatedData",
+    "RunnerCreateRequest",
+    "RunnerData",
+    "RunnerDataData",
+    "RunnerList",
+    "RunnerListDataItem",
     "Runtime",
     "RuntimeVersion",
     "Sandbox",

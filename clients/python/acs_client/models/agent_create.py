@@ -7,6 +7,7 @@ from uuid import UUID
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.machine_provider import MachineProvider
 from ..models.runtime import Runtime
 from ..models.sandbox_mode import SandboxMode
 from ..types import UNSET, Unset
@@ -41,6 +42,8 @@ class AgentCreate:
         metadata (AgentCreateMetadataType0 | None | Unset):
         model (None | str | Unset):
         permission_policy (None | PermissionPolicy | Unset):
+        provider (MachineProvider | None | Unset):
+        runner_id (None | Unset | UUID):
         sandbox_mode (None | SandboxMode | Unset):
         session_config (None | SessionConfig | Unset):
         skills (list[Any] | None | Unset):
@@ -62,6 +65,8 @@ class AgentCreate:
     metadata: AgentCreateMetadataType0 | None | Unset = UNSET
     model: None | str | Unset = UNSET
     permission_policy: None | PermissionPolicy | Unset = UNSET
+    provider: MachineProvider | None | Unset = UNSET
+    runner_id: None | Unset | UUID = UNSET
     sandbox_mode: None | SandboxMode | Unset = UNSET
     session_config: None | SessionConfig | Unset = UNSET
     skills: list[Any] | None | Unset = UNSET
@@ -188,6 +193,22 @@ class AgentCreate:
         else:
             permission_policy = self.permission_policy
 
+        provider: None | str | Unset
+        if isinstance(self.provider, Unset):
+            provider = UNSET
+        elif isinstance(self.provider, MachineProvider):
+            provider = self.provider.value
+        else:
+            provider = self.provider
+
+        runner_id: None | str | Unset
+        if isinstance(self.runner_id, Unset):
+            runner_id = UNSET
+        elif isinstance(self.runner_id, UUID):
+            runner_id = str(self.runner_id)
+        else:
+            runner_id = self.runner_id
+
         sandbox_mode: None | str | Unset
         if isinstance(self.sandbox_mode, Unset):
             sandbox_mode = UNSET
@@ -259,6 +280,10 @@ class AgentCreate:
             field_dict["model"] = model
         if permission_policy is not UNSET:
             field_dict["permission_policy"] = permission_policy
+        if provider is not UNSET:
+            field_dict["provider"] = provider
+        if runner_id is not UNSET:
+            field_dict["runner_id"] = runner_id
         if sandbox_mode is not UNSET:
             field_dict["sandbox_mode"] = sandbox_mode
         if session_config is not UNSET:
@@ -497,6 +522,40 @@ class AgentCreate:
 
         permission_policy = _parse_permission_policy(d.pop("permission_policy", UNSET))
 
+        def _parse_provider(data: object) -> MachineProvider | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                provider_type_0 = MachineProvider(data)
+
+                return provider_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(MachineProvider | None | Unset, data)
+
+        provider = _parse_provider(d.pop("provider", UNSET))
+
+        def _parse_runner_id(data: object) -> None | Unset | UUID:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                runner_id_type_0 = UUID(data)
+
+                return runner_id_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Unset | UUID, data)
+
+        runner_id = _parse_runner_id(d.pop("runner_id", UNSET))
+
         def _parse_sandbox_mode(data: object) -> None | SandboxMode | Unset:
             if data is None:
                 return data
@@ -589,6 +648,8 @@ class AgentCreate:
             metadata=metadata,
             model=model,
             permission_policy=permission_policy,
+            provider=provider,
+            runner_id=runner_id,
             sandbox_mode=sandbox_mode,
             session_config=session_config,
             skills=skills,

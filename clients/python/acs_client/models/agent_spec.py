@@ -7,6 +7,7 @@ from uuid import UUID
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.machine_provider import MachineProvider
 from ..models.runtime import Runtime
 from ..models.sandbox_mode import SandboxMode
 from ..types import UNSET, Unset
@@ -45,6 +46,8 @@ class AgentSpec:
         inference_credential_id (None | Unset | UUID):
         model (None | str | Unset): `provider/model_id`; not for `acp`.
         permission_policy (None | PermissionPolicy | Unset):
+        provider (MachineProvider | None | Unset):
+        runner_id (None | Unset | UUID): The account's runner, with `provider: runner` (and only then).
         session_config (None | SessionConfig | Unset):
         system_prompt (None | str | Unset):
         vault_id (None | Unset | UUID):
@@ -66,6 +69,8 @@ class AgentSpec:
     inference_credential_id: None | Unset | UUID = UNSET
     model: None | str | Unset = UNSET
     permission_policy: None | PermissionPolicy | Unset = UNSET
+    provider: MachineProvider | None | Unset = UNSET
+    runner_id: None | Unset | UUID = UNSET
     session_config: None | SessionConfig | Unset = UNSET
     system_prompt: None | str | Unset = UNSET
     vault_id: None | Unset | UUID = UNSET
@@ -180,6 +185,22 @@ class AgentSpec:
         else:
             permission_policy = self.permission_policy
 
+        provider: None | str | Unset
+        if isinstance(self.provider, Unset):
+            provider = UNSET
+        elif isinstance(self.provider, MachineProvider):
+            provider = self.provider.value
+        else:
+            provider = self.provider
+
+        runner_id: None | str | Unset
+        if isinstance(self.runner_id, Unset):
+            runner_id = UNSET
+        elif isinstance(self.runner_id, UUID):
+            runner_id = str(self.runner_id)
+        else:
+            runner_id = self.runner_id
+
         session_config: dict[str, Any] | None | Unset
         if isinstance(self.session_config, Unset):
             session_config = UNSET
@@ -234,6 +255,10 @@ class AgentSpec:
             field_dict["model"] = model
         if permission_policy is not UNSET:
             field_dict["permission_policy"] = permission_policy
+        if provider is not UNSET:
+            field_dict["provider"] = provider
+        if runner_id is not UNSET:
+            field_dict["runner_id"] = runner_id
         if session_config is not UNSET:
             field_dict["session_config"] = session_config
         if system_prompt is not UNSET:
@@ -442,6 +467,40 @@ class AgentSpec:
 
         permission_policy = _parse_permission_policy(d.pop("permission_policy", UNSET))
 
+        def _parse_provider(data: object) -> MachineProvider | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                provider_type_0 = MachineProvider(data)
+
+                return provider_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(MachineProvider | None | Unset, data)
+
+        provider = _parse_provider(d.pop("provider", UNSET))
+
+        def _parse_runner_id(data: object) -> None | Unset | UUID:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                runner_id_type_0 = UUID(data)
+
+                return runner_id_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(None | Unset | UUID, data)
+
+        runner_id = _parse_runner_id(d.pop("runner_id", UNSET))
+
         def _parse_session_config(data: object) -> None | SessionConfig | Unset:
             if data is None:
                 return data
@@ -502,6 +561,8 @@ class AgentSpec:
             inference_credential_id=inference_credential_id,
             model=model,
             permission_policy=permission_policy,
+            provider=provider,
+            runner_id=runner_id,
             session_config=session_config,
             system_prompt=system_prompt,
             vault_id=vault_id,

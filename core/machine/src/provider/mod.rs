@@ -8,6 +8,7 @@
 //! describes how the `container` and `kubernetes` providers fit this trait.
 
 pub mod local;
+pub mod remote;
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -34,6 +35,8 @@ pub struct MachineSpec {
     pub env: BTreeMap<String, String>,
     pub network: NetworkPolicy,
     pub limits: Limits,
+    /// The runner the machine runs on (provider `runner`); `None`: this host.
+    pub runner: Option<Uuid>,
 }
 
 /// Egress policy. Provisioning runs `Open`; the `network` stage applies the

@@ -10,6 +10,7 @@
 
 mod blocks;
 pub(crate) mod config;
+mod connection;
 mod labels;
 mod permissions;
 mod session;
@@ -664,9 +665,11 @@ async fn run_turn(state: &AppState, opened: Opened) -> bool {
     }
     // The turn borrows the client; `drive` reads the offset through a second handle.
     let resume = session.resume.clone();
+    let mut rpc_id = None;
     let outcome = match session.client.prompt(prompt_blocks(&input)) {
         Ok(t) => {
-            if let Some(rpc) = t.rpc_id() {
+            rpc_id = t.rpc_id();
+            if let Some(rpc) = rpc_id {
                 let _ = store::set_turn_rpc(&state.db, turn_id, i64::try_from(rpc).unwrap_or(i64::MAX)).await;
             }
             *live.control.lock().unwrap_or_else(PoisonError::into_inner) = Some(t.control());
@@ -677,7 +680,10 @@ async fn run_turn(state: &AppState, opened: Opened) -> bool {
         }
         Err(e) => Outcome::Lost(e.to_string()),
     };
-    if let Some(options) = ctx.config_options.take() {
+    let outcome = connection::follow(&mut ctx, &mut guard, rpc_id, outcome).await;
+    if let Some(options) = ctx.config_options.take()
+        && let Some(session) = guard.as_mut()
+    {
         session.options = Some(options);
     }
     finish_and_release(state, &ctx, &live, &mut guard, outcome).await
@@ -1106,6 +1112,8 @@ pub async fn reattach(state: AppState, id: Uuid) {
         session.options = Some(options);
     }
     *guard = Some(session);
+    let rpc_id = u64::try_from(rpc_id).ok();
+    let outcome = connection::follow(&mut ctx, &mut guard, rpc_id, outcome).await;
     if finish_and_release(&state, &ctx, &live, &mut guard, outcome).await
         && let Some(next) = claim_pending(&state, conv.id).await
     {

@@ -80,6 +80,9 @@ pub struct LocalConfig {
     pub uid_base: u32,
     /// A supervisor no server has spoken to for this long parks its machine (0: never).
     pub watchdog_seconds: u64,
+    /// Where `<hostname>` links to each running machine's disk (a runner's
+    /// `<root>/<machine_name>`, for its owner to look into); `None`: nowhere.
+    pub names_dir: Option<PathBuf>,
 }
 
 /// What the provider holds for a running machine (its cgroup, if any, is
@@ -319,6 +322,31 @@ impl LocalProvider {
             live: Mutex::new(HashMap::new()),
             peers: Mutex::new(HashMap::new()),
         })
+    }
+
+    /// `<names_dir>/<hostname>` -> the machine's mounted disk. Machine names
+    /// are letters, digits, `-` and `_`, never a path.
+    fn link_name(&self, spec: &MachineSpec, layout: &Layout) {
+        let Some(dir) = &self.cfg.names_dir else { return };
+        let link = dir.join(&spec.hostname);
+        let made = fs::remove_file(&link)
+            .or_else(|e| if e.kind() == io::ErrorKind::NotFound { Ok(()) } else { Err(e) })
+            .and_then(|()| std::os::unix::fs::symlink(layout.mount(), &link));
+        if let Err(e) = made {
+            tracing::warn!(sandbox = %spec.id, "{}: {e}", link.display());
+        }
+    }
+
+    fn unlink_name(&self, layout: &Layout) {
+        let Some(dir) = &self.cfg.names_dir else { return };
+        let mount = layout.mount();
+        for entry in fs::read_dir(dir).into_iter().flatten().flatten() {
+            if fs::read_link(entry.path()).is_ok_and(|target| target == mount)
+                && let Err(e) = fs::remove_file(entry.path())
+            {
+                tracing::warn!("{}: {e}", entry.path().display());
+            }
+        }
     }
 
     fn layout(&self, id: Uuid) -> Layout {
@@ -727,6 +755,7 @@ impl SandboxProvider for LocalProvider {
                     return Err(e);
                 }
             }
+            self.link_name(spec, &layout);
             Ok(Started { url: Some(url) })
         })
     }
@@ -812,6 +841,7 @@ impl SandboxProvider for LocalProvider {
         Box::pin(async move {
             self.stop_machine(id).await;
             let layout = self.layout(id);
+            self.unlink_name(&layout);
             if let Some(uid) = owner::recorded(&layout.owner()) {
                 self.owners.release(id, uid);
             }
