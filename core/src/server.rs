@@ -334,6 +334,12 @@ pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, Box
     let st = state.clone();
     let exts = app.extensions;
     let task = tokio::spawn(async move {
+        // Small writes (SSE events, a runner's calls) go out at once, not after a delayed ACK.
+        let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!("TCP_NODELAY not set: {e}");
+            }
+        });
         let served = axum::serve(listener, service).with_graceful_shutdown(token.clone().cancelled_owned()).await;
         token.cancel();
         if tokio::time::timeout(Duration::from_secs(10), async { while workers.join_next().await.is_some() {} })

@@ -66,7 +66,7 @@ pub async fn apply(target: &Target, args: ApplyArgs) -> anyhow::Result<bool> {
     let docs = documents(&text)?;
     let (url, key, _) = resolve(target)?;
     let path = if args.dry_run { "/api/apply?dry_run=true" } else { "/api/apply" };
-    let req = http()?.post(format!("{url}{path}")).bearer_auth(&key).json(&json!({"documents": docs}));
+    let req = http(&url)?.post(format!("{url}{path}")).bearer_auth(&key).json(&json!({"documents": docs}));
     let (status, body) = send(req).await?;
     if !status.is_success() {
         bail!("{}", refusal(status, &body));

@@ -98,11 +98,11 @@ fn pick_agent(agents: &[Value], wanted: &str) -> anyhow::Result<String> {
 
 pub async fn run(target: &Target, args: RunArgs) -> anyhow::Result<Outcome> {
     let (url, key, _) = resolve(target)?;
-    let client = http()?;
+    let client = http(&url)?;
     let request_id = format!("acs-run-{}", uuid::Uuid::new_v4().simple());
     let (conv, after) = match continued(&client, &url, &key, &args.agent).await? {
-        Some(conv) => {
-            let after = prompt_again(&client, (&url, &key), &conv, &args.prompt, &request_id).await?;
+        Some((conv, after)) => {
+            prompt_again(&client, (&url, &key), &conv, &args.prompt, &request_id).await?;
             (conv, after)
         }
         None => match start(&client, (&url, &key), target, &args, &request_id).await? {
@@ -177,40 +177,45 @@ async fn start(
     }
 }
 
-/// `wanted` as a conversation of the account to go on with: a conversation
-/// id (an agent's name or id is not one).
-async fn continued(client: &reqwest::Client, url: &str, key: &str, wanted: &str) -> anyhow::Result<Option<String>> {
+/// `wanted` as a conversation of the account to go on with (an agent's
+/// name or id is not one), and the newest event of its log: the stream of
+/// the new turn starts after it (`Last-Event-ID`).
+async fn continued(
+    client: &reqwest::Client,
+    url: &str,
+    key: &str,
+    wanted: &str,
+) -> anyhow::Result<Option<(String, Option<String>)>> {
     if uuid::Uuid::parse_str(wanted).is_err() {
         return Ok(None);
     }
-    let (status, _) = send(client.get(format!("{url}/api/conversations/{wanted}")).bearer_auth(key)).await?;
-    Ok(status.is_success().then(|| wanted.to_owned()))
+    let events = format!("{url}/api/conversations/{wanted}/events?order=desc&limit=1");
+    let (status, page) = send(client.get(events).bearer_auth(key)).await?;
+    if status == reqwest::StatusCode::NOT_FOUND {
+        return Ok(None);
+    }
+    if !status.is_success() {
+        bail!("reading the conversation: {}", refusal(status, &page));
+    }
+    let after = page["page"]["newest_cursor"].as_i64().map(|c| c.to_string());
+    Ok(Some((wanted.to_owned(), after)))
 }
 
-/// Sends the prompt to an existing conversation; the stream is followed
-/// from the log's newest event before it (`Last-Event-ID`).
+/// Sends the prompt to an existing conversation.
 async fn prompt_again(
     client: &reqwest::Client,
     (url, key): (&str, &str),
     conv: &str,
     prompt: &str,
     request_id: &str,
-) -> anyhow::Result<Option<String>> {
-    let (status, page) = send(
-        client.get(format!("{url}/api/conversations/{conv}/events?order=desc&limit=1")).bearer_auth(key),
-    )
-    .await?;
-    if !status.is_success() {
-        bail!("reading the conversation: {}", refusal(status, &page));
-    }
-    let after = page["page"]["newest_cursor"].as_i64().map(|c| c.to_string());
+) -> anyhow::Result<()> {
     let body = json!({"prompt": prompt, "client_request_id": request_id});
     let (status, answer) =
         send(client.post(format!("{url}/api/conversations/{conv}/prompts")).bearer_auth(key).json(&body)).await?;
     if !status.is_success() {
         bail!("sending the prompt: {}", refusal(status, &answer));
     }
-    Ok(after)
+    Ok(())
 }
 
 /// Waits while every machine is taken (`queue: true` answered 202), saying
