@@ -83,6 +83,15 @@ impl SseReader {
     }
 }
 
+/// `850 ms`, `1.2 s`, `3 min 5 s`.
+fn human_ms(ms: i64) -> String {
+    match ms {
+        ..1000 => format!("{ms} ms"),
+        1000..60_000 => format!("{:.1} s", ms as f64 / 1000.0),
+        _ => format!("{} min {} s", ms / 60_000, (ms % 60_000) / 1000),
+    }
+}
+
 /// The agent `wanted` names: an exact id, else the one agent with that name.
 fn pick_agent(agents: &[Value], wanted: &str) -> anyhow::Result<String> {
     if let Some(a) = agents.iter().find(|a| a["id"] == wanted) {
@@ -109,7 +118,8 @@ pub async fn run(target: &Target, args: RunArgs) -> anyhow::Result<Outcome> {
             Some(conv) => (conv, None),
             None => return Ok(Outcome::Interrupted),
         },
-    };    if !target.json {
+    };
+    if !target.json {
         eprintln!("conversation {conv}");
     }
     let mut follow = Follow {
@@ -351,8 +361,13 @@ impl Follow<'_> {
                     }
                     _ => {}
                 }
-            } else if !self.target.json && !stage.is_empty() && state != "done" {
-                eprintln!("[{stage} {state}]");
+            } else if !self.target.json && !stage.is_empty() {
+                // Long waits show their progress: each step as it starts, and how long it took.
+                match (state, e["duration_ms"].as_i64()) {
+                    ("done", Some(ms)) => eprintln!("[{stage} done in {}]", human_ms(ms)),
+                    ("done", None) => {}
+                    _ => eprintln!("[{stage} {state}]"),
+                }
             }
             return Ok(None);
         }
@@ -426,6 +441,13 @@ mod tests {
         assert_eq!(frames.len(), 2);
         assert_eq!(frames[0], Frame { id: Some("7".into()), event: Some("message".into()), data: "{\"a\":1}".into() });
         assert_eq!(frames[1].data, "x\ny");
+    }
+
+    #[test]
+    fn durations_read_well() {
+        assert_eq!(human_ms(850), "850 ms");
+        assert_eq!(human_ms(1234), "1.2 s");
+        assert_eq!(human_ms(185_000), "3 min 5 s");
     }
 
     #[test]
