@@ -92,8 +92,8 @@ async fn create_read_list_update_delete(b: Backend) {
         json!({
             "name": "Release Bot", "description": null, "runtime": "claude", "command": null, "model": null,
             "system_prompt": null, "environment_id": null, "vault_id": null, "inference_credential_id": null,
-            "sandbox_mode": "ephemeral", "permission_policy": null, "session_config": null,
-            "allowed_environment_ids": null, "allowed_vault_ids": null, "allowed_inference_credential_ids": null,
+            "sandbox_mode": "ephemeral", "provider": null, "runner_id": null, "permission_policy": null,
+            "session_config": null, "allowed_environment_ids": null, "allowed_vault_ids": null, "allowed_inference_credential_ids": null,
             "execution_limits": null, "mcp_servers": [], "skills": [], "metadata": {}
         }),
         "every field is shown, defaults filled"
