@@ -166,10 +166,18 @@ fn config_file(explicit: Option<PathBuf>) -> Option<PathBuf> {
     })
 }
 
-fn init_logging(loaded: &Loaded) {
+/// The server logs to standard output; every other command to standard
+/// error, so its own output (a key it mints, a listing) stays alone on
+/// standard output, for scripts.
+fn init_logging(loaded: &Loaded, to_stdout: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("RUST_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(&loaded.config.log.level));
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(false);
+    let writer = tracing_subscriber::fmt::writer::BoxMakeWriter::new(if to_stdout {
+        tracing_subscriber::fmt::writer::BoxMakeWriter::new(std::io::stdout)
+    } else {
+        tracing_subscriber::fmt::writer::BoxMakeWriter::new(std::io::stderr)
+    });
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_target(false).with_writer(writer);
     if loaded.config.log.json { builder.json().init() } else { builder.init() }
 }
 
@@ -193,7 +201,7 @@ pub fn main() -> ExitCode {
         }
     };
     if let Some((command, sub)) = extension::command_of(&matches) {
-        init_logging(&loaded);
+        init_logging(&loaded, false);
         return finish(
             runtime().and_then(|rt| rt.block_on((command.run)(&loaded, sub)).map_err(|e| anyhow::anyhow!("{e}"))),
         );
@@ -222,7 +230,7 @@ pub fn main() -> ExitCode {
             };
         }
         Command::Runner(args) => {
-            init_logging(&loaded);
+            init_logging(&loaded, false);
             return finish(runtime().and_then(|rt| rt.block_on(crate::runner::run(&loaded, args))));
         }
         Command::Apply { target, args } => {
@@ -234,7 +242,7 @@ pub fn main() -> ExitCode {
         }
         other => other,
     };
-    init_logging(&loaded);
+    init_logging(&loaded, matches!(command, Command::Serve));
     let result = runtime().and_then(|rt| {
         rt.block_on(async move {
             match command {

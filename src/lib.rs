@@ -10,6 +10,8 @@ pub use acs_core as core;
 
 // An extension crate that is not named here is not linked, and its
 // `inventory::submit!` would silently vanish (DESIGN section 8).
+#[cfg(feature = "admin")]
+use acs_ext_admin as _;
 #[cfg(feature = "support")]
 use acs_ext_support as _;
 #[cfg(feature = "webhooks")]

@@ -92,10 +92,17 @@ const TAGS: &[(&str, &str)] = &[
 
 fn mount(state: &AppState, name: &'static str, group: RouteGroup) -> Result<OpenApiRouter<AppState>, BoxError> {
     let mut router = group.router;
-    if group.gated {
-        router = router.route_layer(from_fn_with_state(Gate { state: state.clone(), name }, feature_gate));
+    let gate = |router: OpenApiRouter<AppState>| {
+        router.route_layer(from_fn_with_state(Gate { state: state.clone(), name }, feature_gate))
+    };
+    // A layer added later runs first. The flag's answer comes after
+    // authentication, but for operators before it: with the flag off no
+    // extension is there to say who is one.
+    let flag_first = group.gated && group.access == Access::Operator;
+    if group.gated && !flag_first {
+        router = gate(router);
     }
-    Ok(match group.access {
+    let router = match group.access {
         Access::Public => {
             docs::mark_public(router.get_openapi_mut());
             router
@@ -108,6 +115,10 @@ fn mount(state: &AppState, name: &'static str, group: RouteGroup) -> Result<Open
             docs::mark_authenticated(router.get_openapi_mut());
             router.route_layer(from_fn_with_state(state.clone(), auth::authenticate_sandbox))
         }
+        Access::Operator => {
+            docs::mark_authenticated(router.get_openapi_mut());
+            router.route_layer(from_fn_with_state(state.clone(), auth::authenticate_operator))
+        }
         Access::Session => {
             if let Some(path) = router.get_openapi_mut().paths.paths.keys().next() {
                 return Err(format!(
@@ -117,7 +128,8 @@ fn mount(state: &AppState, name: &'static str, group: RouteGroup) -> Result<Open
             }
             router.route_layer(from_fn_with_state(state.clone(), session::require))
         }
-    })
+    };
+    Ok(if flag_first { gate(router) } else { router })
 }
 
 /// Connects storage, builds state and routes. Does not listen yet.

@@ -6,6 +6,7 @@ mod common;
 pub use acs_testkit::both;
 
 mod accounts;
+mod admin;
 mod agents;
 mod apply;
 mod attach;

@@ -55,6 +55,11 @@ pub enum Access {
     /// redirects to `/login?next=...`; handlers take `session::Viewer` and
     /// check its CSRF token on every form (`session::check_csrf`).
     Session,
+    /// Operators of the deployment (`auth::authenticate_operator`): an
+    /// operator key, or an operator account's full-scope key, as the
+    /// extension that defines operators decides; everyone else 403
+    /// `insufficient_scope`. Handlers take `principal::Operator`.
+    Operator,
 }
 
 /// Routes that share who may call them and whether the runtime flag gates them.
@@ -81,6 +86,11 @@ impl RouteGroup {
     /// Pages for a signed-in browser, gated by the flag.
     pub fn session(router: OpenApiRouter<AppState>) -> Self {
         RouteGroup { access: Access::Session, gated: true, router }
+    }
+
+    /// Routes for operators, gated by the flag.
+    pub fn operator(router: OpenApiRouter<AppState>) -> Self {
+        RouteGroup { access: Access::Operator, gated: true, router }
     }
 
     /// Routes with no credential, gated by the flag.

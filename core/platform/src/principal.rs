@@ -77,6 +77,35 @@ impl<S: Send + Sync> FromRequestParts<S> for Principal {
     }
 }
 
+/// An operator of the deployment, placed in request extensions on
+/// `Access::Operator` routes: an operator key (it is no account), or the
+/// full-scope key of an account the operators' extension names one.
+#[derive(Debug, Clone)]
+pub struct Operator {
+    /// The operator key's id, or the operator account's.
+    pub id: Uuid,
+    /// The key's name, or the account's email.
+    pub name: String,
+    pub via: OperatorVia,
+    pub ip: IpAddr,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OperatorVia {
+    /// An operator key (`acs admin key create`).
+    Key,
+    /// An account's full-scope key; the account.
+    Account(Uuid),
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Operator {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, ApiError> {
+        parts.extensions.get::<Operator>().cloned().ok_or_else(ApiError::insufficient_scope)
+    }
+}
+
 /// A key resolved from the database, as the key cache keeps it.
 #[derive(Debug, Clone)]
 pub struct ResolvedKey {

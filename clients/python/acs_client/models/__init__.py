@@ -2,6 +2,17 @@
 
 from .account_delete_request import AccountDeleteRequest
 from .actor_type import ActorType
+from .admin_account import AdminAccount
+from .admin_account_data import AdminAccountData
+from .admin_account_detail import AdminAccountDetail
+from .admin_account_detail_data import AdminAccountDetailData
+from .admin_account_page import AdminAccountPage
+from .admin_comp_request import AdminCompRequest
+from .admin_credits_request import AdminCreditsRequest
+from .admin_feature import AdminFeature
+from .admin_feature_list import AdminFeatureList
+from .admin_ledger_row import AdminLedgerRow
+from .admin_page_meta import AdminPageMeta
 from .agent import Agent
 from .agent_create import AgentCreate
 from .agent_create_metadata_type_0 import AgentCreateMetadataType0
@@ -280,6 +291,17 @@ from .webhook_endpoint_with_secret_data import WebhookEndpointWithSecretData
 __all__ = (
     "AccountDeleteRequest",
     "ActorType",
+    "AdminAccount",
+    "AdminAccountData",
+    "AdminAccountDetail",
+    "AdminAccountDetailData",
+    "AdminAccountPage",
+    "AdminCompRequest",
+    "AdminCreditsRequest",
+    "AdminFeature",
+    "AdminFeatureList",
+    "AdminLedgerRow",
+    "AdminPageMeta",
     "Agent",
     "AgentCreate",
     "AgentCreateMetadataType0",

@@ -37,6 +37,11 @@ impl Actor {
         Actor { account_id: p.account_id, kind, id: Some(p.key_id), ip: Some(p.ip) }
     }
 
+    /// An operator acting on `account_id` (the admin extension).
+    pub fn operator(account_id: Uuid, op: &crate::principal::Operator) -> Actor {
+        Actor { account_id, kind: "operator", id: Some(op.id), ip: Some(op.ip) }
+    }
+
     pub fn account(account_id: Uuid, ip: Option<IpAddr>) -> Actor {
         Actor { account_id, kind: "account", id: Some(account_id), ip }
     }
@@ -69,7 +74,7 @@ pub async fn record<'e, E: sqlx::Executor<'e, Database = Any>>(
 
 #[derive(Serialize, ToSchema)]
 pub struct AuditActor {
-    /// `api_key`, `account` or `service`.
+    /// `api_key`, `browser_session`, `account`, `operator` (an operator of the deployment) or `service`.
     #[serde(rename = "type")]
     #[schema(value_type = ActorType)]
     pub kind: String,
@@ -151,4 +156,4 @@ pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list))
 }
 
-crate::string_enum!(ActorType, "Who acted.", ["api_key", "account", "service"]);
+crate::string_enum!(ActorType, "Who acted.", ["api_key", "browser_session", "account", "operator", "service"]);

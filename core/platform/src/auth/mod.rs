@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 
 use crate::error::{ApiError, ApiResult, Kind};
 use crate::http::middleware::ClientIp;
-pub use crate::principal::{Principal, Scope, Via};
+pub use crate::principal::{Operator, OperatorVia, Principal, Scope, Via};
 use crate::ratelimit::Verdict;
 use crate::state::AppState;
 
@@ -44,6 +44,41 @@ pub async fn authenticate_account(State(state): State<AppState>, req: Request, n
 /// `Access::Sandbox` group); the handler checks which machine the key is for.
 pub async fn authenticate_sandbox(State(state): State<AppState>, req: Request, next: Next) -> Response {
     admit(&state, req, next, |_| true).await
+}
+
+/// Who is an operator, decided by the extension that defines operators
+/// (admin) and put in the state's slots by its `init`: from the bearer
+/// token and the caller's address, the operator, or the refusal (401 for a
+/// token that is nobody's, 403 `insufficient_scope` for a key that is not
+/// an operator's).
+pub struct OperatorGate(
+    pub for<'a> fn(&'a AppState, &'a str, IpAddr) -> crate::boxed::BoxFuture<'a, ApiResult<Operator>>,
+);
+
+/// Requires an operator (`Access::Operator` routes). Without a gate (no
+/// extension defines operators, or its flag is off) nobody is one.
+pub async fn authenticate_operator(State(state): State<AppState>, mut req: Request, next: Next) -> Response {
+    let ip = request_ip(&req);
+    let Some(token) = bearer(req.headers()).map(str::to_owned) else {
+        return ApiError::unauthenticated("api_key_invalid").into_response();
+    };
+    let Some(gate) = state.get::<OperatorGate>() else {
+        return ApiError::insufficient_scope().into_response();
+    };
+    match (gate.0)(&state, &token, ip).await {
+        Ok(operator) => {
+            if let Verdict::Deny { retry_after } = state.limiter.key(operator.id) {
+                return ApiError::rate_limited(retry_after).into_response();
+            }
+            req.extensions_mut().insert(operator);
+            next.run(req).await
+        }
+        Err(e) if e.kind == Kind::Unauthenticated => match state.limiter.failed_auth(ip) {
+            Verdict::Deny { retry_after } => ApiError::rate_limited(retry_after).into_response(),
+            Verdict::Allow => e.into_response(),
+        },
+        Err(e) => e.into_response(),
+    }
 }
 
 /// The caller of an API request made in process by a console page

@@ -53,11 +53,23 @@ pub struct Change {
     pub sandbox_id: Option<Uuid>,
     pub conversation_id: Option<Uuid>,
     pub turn_id: Option<Uuid>,
+    /// Who made the row by hand (`operator`, its id) and why; `None` for the service's own.
+    pub actor: Option<(&'static str, Uuid)>,
+    pub note: Option<String>,
 }
 
 impl Change {
     pub fn new(account_id: Uuid, amount: i64, reason: Reason) -> Change {
-        Change { account_id, amount, reason, sandbox_id: None, conversation_id: None, turn_id: None }
+        Change {
+            account_id,
+            amount,
+            reason,
+            sandbox_id: None,
+            conversation_id: None,
+            turn_id: None,
+            actor: None,
+            note: None,
+        }
     }
 }
 
@@ -75,7 +87,7 @@ pub async fn apply(tx: &mut sqlx::Transaction<'static, Any>, c: &Change) -> sqlx
     let Some(balance) = balance else { return Ok(None) };
     sqlx::query(
         "INSERT INTO credit_ledger (account_id, amount, balance_after, reason, sandbox_id, conversation_id, turn_id, \
-         inserted_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+         inserted_at, actor_type, actor_id, note) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
     )
     .bind(c.account_id.to_string())
     .bind(c.amount)
@@ -85,6 +97,9 @@ pub async fn apply(tx: &mut sqlx::Transaction<'static, Any>, c: &Change) -> sqlx
     .bind(c.conversation_id.map(|v| v.to_string()))
     .bind(c.turn_id.map(|v| v.to_string()))
     .bind(now_micros())
+    .bind(c.actor.map(|(kind, _)| kind))
+    .bind(c.actor.map(|(_, id)| id.to_string()))
+    .bind(c.note.clone())
     .execute(&mut **tx)
     .await?;
     Ok(Some(balance))

@@ -33,15 +33,29 @@ async fn account_by_email(db: &Db, email: &str) -> Result<Uuid, OperatorError> {
 /// Adds `amount` credits (negative corrects a mistake) with a `grant`
 /// ledger row; returns the balance after it.
 pub async fn grant(db: &Db, email: &str, amount: i64) -> Result<i64, OperatorError> {
+    let account_id = account_by_email(db, email).await?;
+    grant_to(db, account_id, amount, &operator(account_id), None).await
+}
+
+/// [`grant`] by account id, made by `actor` (an operator through the admin
+/// extension, recorded on the ledger row too) with an optional `note`.
+pub async fn grant_to(
+    db: &Db,
+    account_id: Uuid,
+    amount: i64,
+    actor: &Actor,
+    note: Option<String>,
+) -> Result<i64, OperatorError> {
     if amount == 0 {
         return Err(OperatorError::ZeroAmount);
     }
-    let account_id = account_by_email(db, email).await?;
     let mut tx = db.begin().await?;
-    let balance = ledger::apply(&mut tx, &Change::new(account_id, amount, Reason::Grant))
-        .await?
-        .ok_or_else(|| OperatorError::NoAccount(email.to_owned()))?;
-    audit::record(&mut *tx, &operator(account_id), "credits.granted", Some(("account", account_id))).await?;
+    let mut change = Change::new(account_id, amount, Reason::Grant);
+    change.actor = actor.id.map(|id| (actor.kind, id));
+    change.note = note;
+    let balance =
+        ledger::apply(&mut tx, &change).await?.ok_or_else(|| OperatorError::NoAccount(account_id.to_string()))?;
+    audit::record(&mut *tx, actor, "credits.granted", Some(("account", account_id))).await?;
     tx.commit().await?;
     Ok(balance)
 }
@@ -50,15 +64,20 @@ pub async fn grant(db: &Db, email: &str, amount: i64) -> Result<i64, OperatorErr
 /// ends the comp; returns the balance, which a comp leaves as it is.
 pub async fn set_comped(db: &Db, email: &str, comped: bool) -> Result<i64, OperatorError> {
     let account_id = account_by_email(db, email).await?;
+    set_comped_for(db, account_id, comped, &operator(account_id)).await
+}
+
+/// [`set_comped`] by account id, made by `actor`.
+pub async fn set_comped_for(db: &Db, account_id: Uuid, comped: bool, actor: &Actor) -> Result<i64, OperatorError> {
     let mut tx = db.begin().await?;
     let row = sqlx::query("UPDATE accounts SET comped = $2 WHERE id = $1 RETURNING credit_balance")
         .bind(account_id.to_string())
         .bind(i32::from(comped))
         .fetch_optional(&mut *tx)
         .await?;
-    let row = row.ok_or_else(|| OperatorError::NoAccount(email.to_owned()))?;
+    let row = row.ok_or_else(|| OperatorError::NoAccount(account_id.to_string()))?;
     let action = if comped { "credits.comped" } else { "credits.uncomped" };
-    audit::record(&mut *tx, &operator(account_id), action, Some(("account", account_id))).await?;
+    audit::record(&mut *tx, actor, action, Some(("account", account_id))).await?;
     tx.commit().await?;
     Ok(row.try_get("credit_balance")?)
 }

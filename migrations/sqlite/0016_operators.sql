@@ -1,0 +1,4 @@
+-- Who made a ledger row by hand (an operator's grant, spec 9.4), and why.
+ALTER TABLE credit_ledger ADD COLUMN actor_type TEXT;
+ALTER TABLE credit_ledger ADD COLUMN actor_id TEXT;
+ALTER TABLE credit_ledger ADD COLUMN note TEXT;
