@@ -187,6 +187,46 @@ async fn operators_search_comp_and_grant(b: Backend) {
     assert_eq!(admin, Some(json!({"name": "admin", "enabled": true})), "{}", flags.text);
 }
 
+async fn a_suspended_account_is_refused_and_its_turn_interrupted(b: Backend) {
+    use acs_testkit::{SCRIPTED_AGENT, acp_agent, create_conversation, finished_turns, scripted_app};
+    let app = scripted_app(b, &[("admin.operators", json!([OPERATOR]))]).await;
+    let ops = operator(&app).await;
+    let u = app.user().await;
+    let agent = acp_agent(&app, &u, SCRIPTED_AGENT, json!({})).await;
+    let conv = create_conversation(&app, &u, json!({"agent_id": agent, "prompt": "say: working\nsleep: 30000"})).await;
+    let conv_id: uuid::Uuid = conv["id"].as_str().unwrap().parse().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while app.get(&format!("/api/conversations/{conv_id}"), &u.key).await.body["data"]["status"] != "running" {
+        assert!(std::time::Instant::now() < deadline, "the turn never ran");
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+
+    let path = format!("/api/admin/accounts/{}", u.id);
+    let r = app.post(&format!("{path}/suspend"), &ops.key, json!({})).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert!(r.body["data"]["suspended_at"].is_string());
+    assert_error(&app.get("/api/agents", &u.key).await, StatusCode::FORBIDDEN, "account_suspended");
+    assert_error(&app.login(&u.email, &u.password).await, StatusCode::FORBIDDEN, "account_suspended");
+    let turns = finished_turns(&app, conv_id, 1).await;
+    assert_eq!(turns[0].status, "interrupted", "{:?}", turns[0]);
+    let again = app.post(&format!("{path}/suspend"), &ops.key, json!({})).await;
+    assert_eq!(again.body["data"]["suspended_at"], r.body["data"]["suspended_at"], "suspending again changes nothing");
+
+    // Nothing was deleted: back in, everything is there.
+    let r = app.post(&format!("{path}/unsuspend"), &ops.key, json!({})).await;
+    assert!(r.body["data"]["suspended_at"].is_null(), "{}", r.text);
+    let agents = app.get("/api/agents", &u.key).await;
+    assert_eq!(agents.status, StatusCode::OK, "{}", agents.text);
+    assert_eq!(agents.body["data"][0]["id"], agent.to_string());
+    let audit = app.get("/api/audit", &u.key).await;
+    for action in ["account.suspended", "account.unsuspended"] {
+        let row = audit.body["data"].as_array().unwrap().iter().find(|e| e["action"] == action).cloned();
+        assert_eq!(row.map(|e| e["actor"]["type"].clone()), Some(json!("operator")), "{action}: {}", audit.text);
+    }
+    let nobody = format!("/api/admin/accounts/{}/suspend", uuid::Uuid::now_v7());
+    assert_eq!(app.post(&nobody, &ops.key, json!({})).await.status, StatusCode::NOT_FOUND);
+}
+
 async fn the_flag_off_closes_the_admin_routes(b: Backend) {
     let app = spawn_with(b, &[("admin.operators", json!([OPERATOR])), ("features.admin", json!(false))]).await;
     let ops = operator(&app).await;
@@ -196,5 +236,6 @@ async fn the_flag_off_closes_the_admin_routes(b: Backend) {
 acs_testkit::both!(
     operators_are_listed_accounts_or_hold_operator_keys,
     operators_search_comp_and_grant,
+    a_suspended_account_is_refused_and_its_turn_interrupted,
     the_flag_off_closes_the_admin_routes,
 );

@@ -142,6 +142,15 @@ impl ApiError {
     }
 
     /// 403 `insufficient_scope`: a full-scope key is needed.
+    /// 403 `account_suspended`: an operator suspended the account (docs/admin.md).
+    pub fn account_suspended() -> Self {
+        Self::new(
+            StatusCode::FORBIDDEN,
+            "account_suspended",
+            "This account is suspended by the operators of this service; its data is kept.",
+        )
+    }
+
     pub fn insufficient_scope() -> Self {
         let mut e = Self::new(StatusCode::FORBIDDEN, "", "This operation needs a full-scope API key.");
         e.error = "Insufficient scope".to_owned();

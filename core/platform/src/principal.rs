@@ -114,6 +114,8 @@ pub struct ResolvedKey {
     pub scope: Scope,
     pub sandbox_id: Option<Uuid>,
     pub expires_at: Option<i64>,
+    /// The account is suspended by an operator: the key is refused.
+    pub suspended: bool,
 }
 
 /// What `GET /api/auth/me` shows of an account, as the account cache keeps it.

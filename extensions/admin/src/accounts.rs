@@ -33,6 +33,9 @@ pub struct AdminAccount {
     /// Spends nothing and is never refused for credits.
     pub comped: bool,
     pub credit_balance: i64,
+    /// Set while the account is suspended: its keys and sessions are refused, nothing new starts.
+    #[serde(with = "time::serde::rfc3339::option")]
+    pub suspended_at: Option<OffsetDateTime>,
     #[serde(with = "time::serde::rfc3339")]
     pub inserted_at: OffsetDateTime,
 }
@@ -103,7 +106,7 @@ pub struct AdminCreditsRequest {
     pub reason: Option<String>,
 }
 
-const COLUMNS: &str = "id, email, email_verified, comped, credit_balance, created_at";
+const COLUMNS: &str = "id, email, email_verified, comped, credit_balance, suspended_at, created_at";
 
 fn account(r: &AnyRow) -> Result<AdminAccount, sqlx::Error> {
     Ok(AdminAccount {
@@ -112,6 +115,7 @@ fn account(r: &AnyRow) -> Result<AdminAccount, sqlx::Error> {
         email_verified: r.flag("email_verified")?,
         comped: r.flag("comped")?,
         credit_balance: r.try_get("credit_balance")?,
+        suspended_at: r.try_get::<Option<i64>, _>("suspended_at")?.map(from_micros),
         inserted_at: from_micros(r.try_get("created_at")?),
     })
 }
@@ -254,12 +258,73 @@ async fn grant_admin_credits(
     Ok(ok(find(&state, id).await?))
 }
 
+/// Suspends the account: its keys answer 403 `account_suspended`, its
+/// browser sessions are signed out, nothing new starts for it, its running
+/// turns are interrupted; nothing is deleted. Suspending again changes nothing.
+#[utoipa::path(post, path = "/api/admin/accounts/{id}/suspend", operation_id = "suspendAdminAccount", tag = "admin",
+    params(("id" = Uuid, Path)),
+    responses((status = 200, description = "The account, suspended", body = Data<AdminAccount>),
+        (status = 404, description = "No such account", body = acs_platform::error::ErrorBody)))]
+async fn suspend_admin_account(
+    State(state): State<AppState>,
+    op: Operator,
+    Path(id): Path<Uuid>,
+) -> ApiResult<Data<AdminAccount>> {
+    find(&state, id).await?;
+    let mut tx = state.db.begin().await?;
+    let done = sqlx::query("UPDATE accounts SET suspended_at = $2 WHERE id = $1 AND suspended_at IS NULL")
+        .bind(id.to_string())
+        .bind(acs_platform::time_fmt::now_micros())
+        .execute(&mut *tx)
+        .await?;
+    if done.rows_affected() == 1 {
+        acs_platform::audit::record(&mut *tx, &Actor::operator(id, &op), "account.suspended", Some(("account", id)))
+            .await?;
+    }
+    tx.commit().await?;
+    // This server forgets the account's keys at once; the others within `auth.cache_seconds`.
+    state.key_cache.remove_where(|k| k.account_id == id);
+    if done.rows_affected() == 1
+        && let Some(hook) = state.get::<acs_platform::accounts::OnSuspended>()
+    {
+        (hook.0)(&state, id).await;
+    }
+    Ok(ok(find(&state, id).await?))
+}
+
+/// Ends a suspension: the account's keys work again.
+#[utoipa::path(post, path = "/api/admin/accounts/{id}/unsuspend", operation_id = "unsuspendAdminAccount", tag = "admin",
+    params(("id" = Uuid, Path)),
+    responses((status = 200, description = "The account", body = Data<AdminAccount>),
+        (status = 404, description = "No such account", body = acs_platform::error::ErrorBody)))]
+async fn unsuspend_admin_account(
+    State(state): State<AppState>,
+    op: Operator,
+    Path(id): Path<Uuid>,
+) -> ApiResult<Data<AdminAccount>> {
+    find(&state, id).await?;
+    let mut tx = state.db.begin().await?;
+    let done = sqlx::query("UPDATE accounts SET suspended_at = NULL WHERE id = $1 AND suspended_at IS NOT NULL")
+        .bind(id.to_string())
+        .execute(&mut *tx)
+        .await?;
+    if done.rows_affected() == 1 {
+        acs_platform::audit::record(&mut *tx, &Actor::operator(id, &op), "account.unsuspended", Some(("account", id)))
+            .await?;
+    }
+    tx.commit().await?;
+    state.key_cache.remove_where(|k| k.account_id == id);
+    Ok(ok(find(&state, id).await?))
+}
+
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_admin_accounts))
         .routes(routes!(get_admin_account))
         .routes(routes!(comp_admin_account))
         .routes(routes!(grant_admin_credits))
+        .routes(routes!(suspend_admin_account))
+        .routes(routes!(unsuspend_admin_account))
 }
 
 #[cfg(test)]

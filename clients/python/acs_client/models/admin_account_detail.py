@@ -2,11 +2,13 @@ from __future__ import annotations
 
 import datetime
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from uuid import UUID
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.admin_ledger_row import AdminLedgerRow
@@ -29,6 +31,8 @@ class AdminAccountDetail:
         api_keys (int): Its API keys that have not expired (a revoked key is gone; machines' callback keys are not
             counted).
         ledger (list[AdminLedgerRow]): The 20 latest ledger rows, newest first.
+        suspended_at (datetime.datetime | None | Unset): Set while the account is suspended: its keys and sessions are
+            refused, nothing new starts.
     """
 
     comped: bool
@@ -39,6 +43,7 @@ class AdminAccountDetail:
     inserted_at: datetime.datetime
     api_keys: int
     ledger: list[AdminLedgerRow]
+    suspended_at: datetime.datetime | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -61,6 +66,14 @@ class AdminAccountDetail:
             ledger_item = ledger_item_data.to_dict()
             ledger.append(ledger_item)
 
+        suspended_at: None | str | Unset
+        if isinstance(self.suspended_at, Unset):
+            suspended_at = UNSET
+        elif isinstance(self.suspended_at, datetime.datetime):
+            suspended_at = self.suspended_at.isoformat()
+        else:
+            suspended_at = self.suspended_at
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -75,6 +88,8 @@ class AdminAccountDetail:
                 "ledger": ledger,
             }
         )
+        if suspended_at is not UNSET:
+            field_dict["suspended_at"] = suspended_at
 
         return field_dict
 
@@ -104,6 +119,23 @@ class AdminAccountDetail:
 
             ledger.append(ledger_item)
 
+        def _parse_suspended_at(data: object) -> datetime.datetime | None | Unset:
+            if data is None:
+                return data
+            if isinstance(data, Unset):
+                return data
+            try:
+                if not isinstance(data, str):
+                    raise TypeError()
+                suspended_at_type_0 = datetime.datetime.fromisoformat(data)
+
+                return suspended_at_type_0
+            except (TypeError, ValueError, AttributeError, KeyError):
+                pass
+            return cast(datetime.datetime | None | Unset, data)
+
+        suspended_at = _parse_suspended_at(d.pop("suspended_at", UNSET))
+
         admin_account_detail = cls(
             comped=comped,
             credit_balance=credit_balance,
@@ -113,6 +145,7 @@ class AdminAccountDetail:
             inserted_at=inserted_at,
             api_keys=api_keys,
             ledger=ledger,
+            suspended_at=suspended_at,
         )
 
         admin_account_detail.additional_properties = d

@@ -27,12 +27,16 @@ pub async fn authenticate(state: &AppState, secret: &str) -> ApiResult<ResolvedK
     if key.expires_at.is_some_and(|e| e <= now_micros()) {
         return Err(ApiError::unauthenticated("api_key_expired"));
     }
+    if key.suspended {
+        return Err(ApiError::account_suspended());
+    }
     Ok(key)
 }
 
 async fn resolve(state: &AppState, digest: &str) -> ApiResult<ResolvedKey> {
     let row = sqlx::query(
-        "SELECT id, account_id, scope, sandbox_id, expires_at, last_used_at FROM api_keys WHERE key_hash = $1",
+        "SELECT k.id, k.account_id, k.scope, k.sandbox_id, k.expires_at, k.last_used_at, a.suspended_at \
+         FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = $1",
     )
     .bind(digest.to_owned())
     .fetch_optional(&state.db.pool)
@@ -58,6 +62,7 @@ async fn resolve(state: &AppState, digest: &str) -> ApiResult<ResolvedKey> {
         scope: Scope::parse(&scope).unwrap_or(Scope::Restricted),
         sandbox_id: row.opt_uuid("sandbox_id")?,
         expires_at: row.try_get("expires_at")?,
+        suspended: row.try_get::<Option<i64>, _>("suspended_at")?.is_some(),
     })
 }
 

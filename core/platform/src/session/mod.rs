@@ -184,12 +184,14 @@ pub(crate) async fn start(state: &AppState, account_id: Uuid, ip: &str) -> Resul
 
 /// The live session a cookie names.
 async fn by_cookie(state: &AppState, secret: &str) -> Result<Option<Viewer>, sqlx::Error> {
-    let row =
-        sqlx::query("SELECT id, account_id, csrf FROM browser_sessions WHERE token_hash = $1 AND expires_at > $2")
-            .bind(token::digest(secret))
-            .bind(now_micros())
-            .fetch_optional(&state.db.pool)
-            .await?;
+    let row = sqlx::query(
+        "SELECT s.id, s.account_id, s.csrf FROM browser_sessions s JOIN accounts a ON a.id = s.account_id \
+             WHERE s.token_hash = $1 AND s.expires_at > $2 AND a.suspended_at IS NULL",
+    )
+    .bind(token::digest(secret))
+    .bind(now_micros())
+    .fetch_optional(&state.db.pool)
+    .await?;
     row.map(|r| {
         Ok(Viewer {
             account_id: r.uuid("account_id")?,
