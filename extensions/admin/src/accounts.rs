@@ -270,26 +270,7 @@ async fn suspend_admin_account(
     op: Operator,
     Path(id): Path<Uuid>,
 ) -> ApiResult<Data<AdminAccount>> {
-    find(&state, id).await?;
-    let mut tx = state.db.begin().await?;
-    let done = sqlx::query("UPDATE accounts SET suspended_at = $2 WHERE id = $1 AND suspended_at IS NULL")
-        .bind(id.to_string())
-        .bind(acs_platform::time_fmt::now_micros())
-        .execute(&mut *tx)
-        .await?;
-    if done.rows_affected() == 1 {
-        acs_platform::audit::record(&mut *tx, &Actor::operator(id, &op), "account.suspended", Some(("account", id)))
-            .await?;
-    }
-    tx.commit().await?;
-    // This server forgets the account's keys at once; the others within `auth.cache_seconds`.
-    state.key_cache.remove_where(|k| k.account_id == id);
-    if done.rows_affected() == 1
-        && let Some(hook) = state.get::<acs_platform::accounts::OnSuspended>()
-    {
-        (hook.0)(&state, id).await;
-    }
-    Ok(ok(find(&state, id).await?))
+    set_suspended(&state, &op, id, true).await
 }
 
 /// Ends a suspension: the account's keys work again.
@@ -302,19 +283,42 @@ async fn unsuspend_admin_account(
     op: Operator,
     Path(id): Path<Uuid>,
 ) -> ApiResult<Data<AdminAccount>> {
-    find(&state, id).await?;
+    set_suspended(&state, &op, id, false).await
+}
+
+/// Moves `suspended_at` (a repeat changes nothing and writes no audit row),
+/// then makes the change felt: this server forgets the account's keys at
+/// once (the others within `auth.cache_seconds`), and a suspension
+/// interrupts its running turns.
+async fn set_suspended(state: &AppState, op: &Operator, id: Uuid, on: bool) -> ApiResult<Data<AdminAccount>> {
+    find(state, id).await?;
     let mut tx = state.db.begin().await?;
-    let done = sqlx::query("UPDATE accounts SET suspended_at = NULL WHERE id = $1 AND suspended_at IS NOT NULL")
-        .bind(id.to_string())
-        .execute(&mut *tx)
-        .await?;
-    if done.rows_affected() == 1 {
-        acs_platform::audit::record(&mut *tx, &Actor::operator(id, &op), "account.unsuspended", Some(("account", id)))
-            .await?;
+    let done = if on {
+        sqlx::query("UPDATE accounts SET suspended_at = $2 WHERE id = $1 AND suspended_at IS NULL")
+            .bind(id.to_string())
+            .bind(acs_platform::time_fmt::now_micros())
+            .execute(&mut *tx)
+            .await?
+    } else {
+        sqlx::query("UPDATE accounts SET suspended_at = NULL WHERE id = $1 AND suspended_at IS NOT NULL")
+            .bind(id.to_string())
+            .execute(&mut *tx)
+            .await?
+    };
+    let action = if on { "account.suspended" } else { "account.unsuspended" };
+    let moved = done.rows_affected() == 1;
+    if moved {
+        acs_platform::audit::record(&mut *tx, &Actor::operator(id, op), action, Some(("account", id))).await?;
     }
     tx.commit().await?;
     state.key_cache.remove_where(|k| k.account_id == id);
-    Ok(ok(find(&state, id).await?))
+    if moved
+        && on
+        && let Some(hook) = state.get::<acs_platform::accounts::OnSuspended>()
+    {
+        (hook.0)(state, id).await;
+    }
+    Ok(ok(find(state, id).await?))
 }
 
 pub fn router() -> OpenApiRouter<AppState> {
