@@ -178,7 +178,7 @@ pub async fn launch(state: &AppState, req: LaunchRequest) -> ApiResult<SandboxRo
     if runner_id.is_none() {
         crate::credits::gate(state, req.account_id).await?;
     } else {
-        crate::accounts::check_active(state, req.account_id).await?;
+        crate::auth::check_active(state, req.account_id).await?;
     }
     // The ceilings are counted and the row written in one transaction (see `capacity`).
     let mut tx = state.db.begin().await?;

@@ -220,19 +220,6 @@ async fn register(
     Ok(created(Registered { user_id: id, email, email_verified: false }))
 }
 
-/// Refuses an account an operator suspended (403 `account_suspended`):
-/// sign-in, and every start of a machine or a turn (`credits::gate`).
-pub async fn check_active(state: &AppState, account_id: Uuid) -> ApiResult<()> {
-    let suspended: Option<Option<i64>> = sqlx::query_scalar("SELECT suspended_at FROM accounts WHERE id = $1")
-        .bind(account_id.to_string())
-        .fetch_optional(&state.db.pool)
-        .await?;
-    match suspended {
-        Some(Some(_)) => Err(ApiError::account_suspended()),
-        _ => Ok(()),
-    }
-}
-
 /// What the layer above does when an operator suspends an account (its
 /// running turns are interrupted); the server assembly puts it in the
 /// state's slots, the extension that suspends calls it.
@@ -269,7 +256,7 @@ async fn login(
         state.limiter.failed_auth(ip);
         return Err(ApiError::new(StatusCode::UNAUTHORIZED, "invalid_credentials", "Email or password is incorrect."));
     };
-    check_active(&state, account_id).await?;
+    auth::check_active(&state, account_id).await?;
     let mut tx = state.db.begin().await?;
     let key = keys::create(&mut *tx, account_id, &key_name, Scope::Full, None).await?;
     audit::record(&mut *tx, &Actor::account(account_id, Some(ip)), "account.login", Some(("api_key", key.key.id)))

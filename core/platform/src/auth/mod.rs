@@ -46,6 +46,19 @@ pub async fn authenticate_sandbox(State(state): State<AppState>, req: Request, n
     admit(&state, req, next, |_| true).await
 }
 
+/// Refuses an account an operator suspended (403 `account_suspended`):
+/// sign-in, and every start of a machine or a turn (`credits::gate`).
+pub async fn check_active(state: &AppState, account_id: uuid::Uuid) -> ApiResult<()> {
+    let suspended: Option<Option<i64>> = sqlx::query_scalar("SELECT suspended_at FROM accounts WHERE id = $1")
+        .bind(account_id.to_string())
+        .fetch_optional(&state.db.pool)
+        .await?;
+    match suspended {
+        Some(Some(_)) => Err(ApiError::account_suspended()),
+        _ => Ok(()),
+    }
+}
+
 /// Who is an operator, decided by the extension that defines operators
 /// (admin) and put in the state's slots by its `init`: from the bearer
 /// token and the caller's address, the operator, or the refusal (401 for a

@@ -43,7 +43,7 @@ pub fn insufficient(cfg: &CreditsConfig, balance: i64) -> ApiError {
 /// start hosted work now; a comped account always passes. Launches (a new
 /// machine or a wake) and turns call it; it passes while credits are off.
 pub async fn gate(state: &AppState, account_id: Uuid) -> ApiResult<()> {
-    crate::accounts::check_active(state, account_id).await?;
+    crate::auth::check_active(state, account_id).await?;
     let cfg = &state.config().credits;
     if !cfg.enabled {
         return Ok(());
