@@ -195,9 +195,20 @@ async fn a_suspended_account_is_refused_and_its_turn_interrupted(b: Backend) {
     let agent = acp_agent(&app, &u, SCRIPTED_AGENT, json!({})).await;
     let conv = create_conversation(&app, &u, json!({"agent_id": agent, "prompt": "say: working\nsleep: 30000"})).await;
     let conv_id: uuid::Uuid = conv["id"].as_str().unwrap().parse().unwrap();
+    // The agent has the prompt once it said something.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while app.get(&format!("/api/conversations/{conv_id}"), &u.key).await.body["data"]["status"] != "running" {
-        assert!(std::time::Instant::now() < deadline, "the turn never ran");
+    loop {
+        let said: i64 = sqlx::query_scalar(
+            "SELECT COUNT(*) FROM events WHERE conversation_id = $1 AND stream = 'stdout' AND kind <> 'stage'",
+        )
+        .bind(conv_id.to_string())
+        .fetch_one(&app.state().db.pool)
+        .await
+        .unwrap_or(0);
+        if said > 0 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "the agent never answered");
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 

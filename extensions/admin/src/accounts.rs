@@ -106,7 +106,8 @@ pub struct AdminCreditsRequest {
     pub reason: Option<String>,
 }
 
-const COLUMNS: &str = "id, email, email_verified, comped, credit_balance, suspended_at, created_at";
+const COLUMNS: &str = "id, email, email_verified, comped, credit_balance, created_at, \
+    (SELECT x.suspended_at FROM account_suspensions x WHERE x.account_id = accounts.id) AS suspended_at";
 
 fn account(r: &AnyRow) -> Result<AdminAccount, sqlx::Error> {
     Ok(AdminAccount {
@@ -294,13 +295,16 @@ async fn set_suspended(state: &AppState, op: &Operator, id: Uuid, on: bool) -> A
     find(state, id).await?;
     let mut tx = state.db.begin().await?;
     let done = if on {
-        sqlx::query("UPDATE accounts SET suspended_at = $2 WHERE id = $1 AND suspended_at IS NULL")
-            .bind(id.to_string())
-            .bind(acs_platform::time_fmt::now_micros())
-            .execute(&mut *tx)
-            .await?
+        sqlx::query(
+            "INSERT INTO account_suspensions (account_id, suspended_at) VALUES ($1, $2) \
+             ON CONFLICT (account_id) DO NOTHING",
+        )
+        .bind(id.to_string())
+        .bind(acs_platform::time_fmt::now_micros())
+        .execute(&mut *tx)
+        .await?
     } else {
-        sqlx::query("UPDATE accounts SET suspended_at = NULL WHERE id = $1 AND suspended_at IS NOT NULL")
+        sqlx::query("DELETE FROM account_suspensions WHERE account_id = $1")
             .bind(id.to_string())
             .execute(&mut *tx)
             .await?

@@ -35,8 +35,8 @@ pub async fn authenticate(state: &AppState, secret: &str) -> ApiResult<ResolvedK
 
 async fn resolve(state: &AppState, digest: &str) -> ApiResult<ResolvedKey> {
     let row = sqlx::query(
-        "SELECT k.id, k.account_id, k.scope, k.sandbox_id, k.expires_at, k.last_used_at, a.suspended_at \
-         FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.key_hash = $1",
+        "SELECT k.id, k.account_id, k.scope, k.sandbox_id, k.expires_at, k.last_used_at, s.suspended_at \
+         FROM api_keys k LEFT JOIN account_suspensions s ON s.account_id = k.account_id WHERE k.key_hash = $1",
     )
     .bind(digest.to_owned())
     .fetch_optional(&state.db.pool)

@@ -49,13 +49,14 @@ pub async fn authenticate_sandbox(State(state): State<AppState>, req: Request, n
 /// Refuses an account an operator suspended (403 `account_suspended`):
 /// sign-in, and every start of a machine or a turn (`credits::gate`).
 pub async fn check_active(state: &AppState, account_id: uuid::Uuid) -> ApiResult<()> {
-    let suspended: Option<Option<i64>> = sqlx::query_scalar("SELECT suspended_at FROM accounts WHERE id = $1")
-        .bind(account_id.to_string())
-        .fetch_optional(&state.db.pool)
-        .await?;
+    let suspended: Option<i64> =
+        sqlx::query_scalar("SELECT suspended_at FROM account_suspensions WHERE account_id = $1")
+            .bind(account_id.to_string())
+            .fetch_optional(&state.db.pool)
+            .await?;
     match suspended {
-        Some(Some(_)) => Err(ApiError::account_suspended()),
-        _ => Ok(()),
+        Some(_) => Err(ApiError::account_suspended()),
+        None => Ok(()),
     }
 }
 

@@ -185,8 +185,8 @@ pub(crate) async fn start(state: &AppState, account_id: Uuid, ip: &str) -> Resul
 /// The live session a cookie names.
 async fn by_cookie(state: &AppState, secret: &str) -> Result<Option<Viewer>, sqlx::Error> {
     let row = sqlx::query(
-        "SELECT s.id, s.account_id, s.csrf FROM browser_sessions s JOIN accounts a ON a.id = s.account_id \
-             WHERE s.token_hash = $1 AND s.expires_at > $2 AND a.suspended_at IS NULL",
+        "SELECT s.id, s.account_id, s.csrf FROM browser_sessions s WHERE s.token_hash = $1 AND s.expires_at > $2 \
+         AND NOT EXISTS (SELECT 1 FROM account_suspensions x WHERE x.account_id = s.account_id)",
     )
     .bind(token::digest(secret))
     .bind(now_micros())
