@@ -33,8 +33,14 @@ async fn readiness_fails_when_the_database_is_gone(b: Backend) {
     match b {
         Backend::Sqlite => {
             let path = app.db_url.trim_start_matches("sqlite://").to_owned();
+            // Overwritten in place, never shortened: the server maps `-shm`, and a
+            // mapped file cut short kills the whole test process with SIGBUS.
             for suffix in ["", "-wal", "-shm"] {
-                let _ = std::fs::write(format!("{path}{suffix}"), b"this is not a database, not at all. ".repeat(200));
+                use std::io::Write;
+                let garbage = b"this is not a database, not at all. ".repeat(2000);
+                if let Ok(mut f) = std::fs::OpenOptions::new().write(true).open(format!("{path}{suffix}")) {
+                    f.write_all(&garbage).unwrap();
+                }
             }
         }
         Backend::Postgres => {
