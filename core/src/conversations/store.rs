@@ -236,12 +236,21 @@ pub async fn channel_latest(
 
 /// Conversations in any of `statuses` (server start: reattach).
 pub async fn in_statuses(db: &Db, statuses: &[ConversationStatus]) -> Result<Vec<ConversationRow>, sqlx::Error> {
+    in_statuses_of(db, None, statuses).await
+}
+
+/// [`in_statuses`], of one account's conversations only when `account_id` is given.
+pub async fn in_statuses_of(
+    db: &Db,
+    account_id: Option<Uuid>,
+    statuses: &[ConversationStatus],
+) -> Result<Vec<ConversationRow>, sqlx::Error> {
     let list: Vec<String> = statuses.iter().map(|s| format!("'{}'", status_str(*s))).collect();
     let sql = sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM conversations WHERE status IN ({}) ORDER BY created_at",
+        "SELECT {COLUMNS} FROM conversations WHERE status IN ({}) AND ($1 = '' OR account_id = $1) ORDER BY created_at",
         list.join(", ")
     ));
-    let rows = sqlx::query(sql).fetch_all(&db.pool).await?;
+    let rows = sqlx::query(sql).bind(account_id.map(|a| a.to_string()).unwrap_or_default()).fetch_all(&db.pool).await?;
     rows.iter().map(ConversationRow::from_row).collect()
 }
 

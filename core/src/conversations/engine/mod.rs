@@ -820,27 +820,16 @@ pub async fn interrupt(state: &AppState, conv: &ConversationRow) -> ApiResult<bo
 
 /// Asks every running turn of an account to stop (an operator suspended it).
 pub async fn interrupt_account(state: &AppState, account_id: Uuid) {
-    let ids: Vec<String> =
-        match sqlx::query_scalar("SELECT id FROM conversations WHERE account_id = $1 AND status = 'running'")
-            .bind(account_id.to_string())
-            .fetch_all(&state.db.pool)
-            .await
-        {
-            Ok(ids) => ids,
-            Err(e) => {
-                tracing::error!(account = %account_id, "running turns not read: {e}");
-                return;
-            }
-        };
-    for id in ids.iter().filter_map(|id| id.parse::<Uuid>().ok()) {
-        match store::get(&state.db, id).await {
-            Ok(Some(conv)) => {
-                if let Err(e) = interrupt(state, &conv).await {
-                    tracing::warn!(conversation = %id, "not interrupted: {e:?}");
-                }
-            }
-            Ok(None) => {}
-            Err(e) => tracing::warn!(conversation = %id, "not read: {e}"),
+    let running = match store::in_statuses_of(&state.db, Some(account_id), &[ConversationStatus::Running]).await {
+        Ok(rows) => rows,
+        Err(e) => {
+            tracing::error!(account = %account_id, "running turns not read: {e}");
+            return;
+        }
+    };
+    for conv in running {
+        if let Err(e) = interrupt(state, &conv).await {
+            tracing::warn!(conversation = %conv.id, "not interrupted: {e:?}");
         }
     }
 }

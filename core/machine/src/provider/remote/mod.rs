@@ -212,12 +212,18 @@ impl RemoteProvider {
         {
             task.abort();
         }
+        self.remove_socket(machine);
+    }
+
+    /// Removes the machine's bridge socket, if there is one; the path.
+    fn remove_socket(&self, machine: Uuid) -> PathBuf {
         let socket = self.socket(machine);
         if let Err(e) = std::fs::remove_file(&socket)
             && e.kind() != std::io::ErrorKind::NotFound
         {
             tracing::warn!(sandbox = %machine, "bridge socket {} not removed: {e}", socket.display());
         }
+        socket
     }
 
     fn socket(&self, machine: Uuid) -> PathBuf {
@@ -332,12 +338,7 @@ impl RemoteProvider {
 
     /// The listener whose connections become streams to the machine's supervisor.
     fn bridge(self: &Arc<Self>, machine: Uuid) -> Option<tokio::task::JoinHandle<()>> {
-        let socket = self.socket(machine);
-        if let Err(e) = std::fs::remove_file(&socket)
-            && e.kind() != std::io::ErrorKind::NotFound
-        {
-            tracing::warn!(sandbox = %machine, "stale bridge socket {}: {e}", socket.display());
-        }
+        let socket = self.remove_socket(machine);
         let listener = match UnixListener::bind(&socket) {
             Ok(l) => l,
             Err(e) => {
