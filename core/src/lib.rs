@@ -29,6 +29,6 @@ pub mod vaults;
 
 pub use acs_platform::{
     ApiError, ApiResult, AppState, Extension, accounts, acp, audit, auth, blocklist, boxed, cache, config, credits, db,
-    device, docs, egress, error, events, extension, http, inventory, journal, keys, mail, metrics, oauth, principal,
-    provider, ratelimit, refusal, runtimes, secrets, session, state, time_fmt,
+    device, docs, egress, error, events, extension, features, http, inventory, journal, keys, mail, metrics, oauth,
+    principal, provider, ratelimit, refusal, runtimes, secrets, session, state, time_fmt,
 };

@@ -144,8 +144,10 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
     extension::migrate(&db).await.map_err(|e| format!("database migration failed: {e}"))?;
     let keyring = secrets::load_keyring(&loaded.config.secrets)?;
     let cache_ttl = Duration::from_secs(loaded.config.auth.cache_seconds);
-    let features = loaded.config.features.clone();
-    let enabled = |name: &str| features.get(name).copied().unwrap_or(false);
+    // The operators' stored choices hold over the configuration from the start.
+    let stored = acs_platform::features::stored(&db).await.map_err(|e| format!("reading runtime flags: {e}"))?;
+    let flags =
+        Arc::new(acs_platform::state::Flags::new(acs_platform::features::effective(&loaded.config.features, &stored)));
     let state = AppState::new(Inner {
         key_cache: TtlCache::new(cache_ttl, 100_000),
         account_cache: TtlCache::new(cache_ttl, 100_000),
@@ -153,7 +155,7 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         limiter: RateLimiter::new(&loaded.config.limits),
         mailer: Mailer::from_config(&loaded.config.email)?,
         metrics: Metrics::new(loaded.config.metrics.enabled),
-        features: features.clone(),
+        features: flags.clone(),
         shutdown: CancellationToken::new(),
         http: reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
@@ -161,11 +163,9 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
             .build()?,
         slots: Default::default(),
         events: Default::default(),
-        event_hooks: crate::state::Hooks::new(
-            exts.iter().filter(|e| enabled(e.name())).filter_map(|e| e.on_append()).collect(),
-        ),
+        event_hooks: crate::state::Hooks::new(extension::append_hooks(&exts, &flags)),
         queue: Default::default(),
-        extensions: extension::contributions(&exts, &loaded, enabled),
+        extensions: extension::contributions(&exts, &loaded, &flags),
         request_ids: crate::state::RequestIds::new(),
         db,
         loaded,
@@ -212,9 +212,14 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
     // The console's pages ask this router in process (`console::api`); it
     // reaches them as a request extension, never through the state it holds.
     let in_process = crate::console::Api(router.clone().with_state(state.clone()));
-    let nav = crate::console::links().into_iter().chain(state.extensions.console_links.iter().copied()).collect();
+    let nav = crate::console::links()
+        .into_iter()
+        .map(|l| (None, l))
+        .chain(state.extensions.console_links.iter().map(|(ext, l)| (Some(*ext), *l)))
+        .collect();
     state.put_any(Arc::new(crate::console::Nav(nav)));
-    let kinds = exts.iter().filter(|e| state.feature_enabled(e.name())).flat_map(|e| e.apply_kinds()).collect();
+    // A disabled extension's kinds stay known: applying one reaches its gated routes, which refuse.
+    let kinds = exts.iter().flat_map(|e| e.apply_kinds()).collect();
     state.put_any(Arc::new(acs_platform::apply::ApplyKinds(kinds)));
     let about = docs::About {
         tags: TAGS.iter().chain(exts.iter().flat_map(|e| e.tags())).copied().collect(),
@@ -324,9 +329,7 @@ pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, Box
     let sweeper = crate::sandboxes::start(&state, addr).await?;
     crate::replicas::start(&state).await?;
     crate::conversations::engine::open_queued(&state).await;
-    let enabled: Vec<&'static dyn Extension> =
-        app.extensions.iter().copied().filter(|e| state.feature_enabled(e.name())).collect();
-    for ext in &enabled {
+    for ext in &app.extensions {
         if let Some(own) = ext.init(&state).await.map_err(|e| format!("extension {}: {e}", ext.name()))? {
             state.put_any(own);
         }
@@ -339,7 +342,8 @@ pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, Box
     workers.spawn(crate::queue::worker::run(state.clone()));
     workers.spawn(crate::credits::meter::run(state.clone()));
     workers.spawn(crate::account::worker(state.clone()));
-    for ext in &enabled {
+    workers.spawn(acs_platform::features::watch(state.clone()));
+    for ext in &app.extensions {
         for w in ext.workers(&state) {
             workers.spawn(w);
         }
@@ -364,7 +368,7 @@ pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, Box
             tracing::warn!("workers did not stop within 10 s; aborting them");
             workers.abort_all();
         }
-        for ext in exts.iter().filter(|e| st.feature_enabled(e.name())) {
+        for ext in &exts {
             ext.on_stop(&st).await;
         }
         st.db.pool.close().await;

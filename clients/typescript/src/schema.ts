@@ -382,6 +382,45 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/admin/features/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Turns a runtime flag on or off on every replica (within 2 s), stored over
+         *     the configuration and kept in the flags' change history. The flag-off
+         *     answers follow at once; `admin` itself is changed only on the command
+         *     line (`acs admin features set`), so no request locks the operators out.
+         */
+        put: operations["updateAdminFeature"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/fleet": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Machines by provider and state, the queue, and the replicas. */
+        get: operations["getAdminFleet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/admin/oauth-clients/{id}/publish": {
         parameters: {
             query?: never;
@@ -396,6 +435,40 @@ export interface paths {
          *     and only an operator changes it (spec 4.4).
          */
         post: operations["publishAdminOAuthClient"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/support/reports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Reports of every account, newest first, by state and category. */
+        get: operations["listAdminSupportReports"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admin/support/reports/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sends a report whose forwarding gave up (or failed) again, at once. */
+        post: operations["retryAdminSupportReport"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1919,12 +1992,41 @@ export interface components {
         };
         /** @description One runtime flag (`features.<name>`). */
         AdminFeature: {
+            /** @description The configuration's value, which holds while no operator's choice is stored. */
+            configured: boolean;
+            /** @description Whether it is on now, on this replica (every replica within 2 s of a change). */
             enabled: boolean;
             name: string;
+            /**
+             * Format: date-time
+             * @description Set when an operator's choice is stored: when, and by whom
+             *     (`operator:<id>` on the API, `cli` for `acs admin features`).
+             */
+            updated_at?: string | null;
+            updated_by?: string | null;
+        };
+        /** @description The single-object and list envelope: `{data: ...}`. */
+        AdminFeatureData: {
+            data: components["schemas"]["AdminFeature"];
         };
         /** @description The single-object and list envelope: `{data: ...}`. */
         AdminFeatureList: {
             data: components["schemas"]["AdminFeature"][];
+        };
+        /** @description `PUT /api/admin/features/{name}`. */
+        AdminFeatureUpdate: {
+            enabled: boolean;
+        };
+        AdminFleet: {
+            /** @description Machines not terminated, counted by provider and state. */
+            machines: components["schemas"]["AdminMachineCount"][];
+            queue: components["schemas"]["AdminQueue"];
+            /** @description Servers on this database, newest heartbeat first. */
+            replicas: components["schemas"]["AdminReplica"][];
+        };
+        /** @description The single-object and list envelope: `{data: ...}`. */
+        AdminFleetData: {
+            data: components["schemas"]["AdminFleet"];
         };
         /** @description A ledger row an operator made, or any recent one. */
         AdminLedgerRow: {
@@ -1941,6 +2043,12 @@ export interface components {
             note?: string | null;
             reason: string;
         };
+        AdminMachineCount: {
+            /** Format: int64 */
+            count: number;
+            provider: string;
+            status: string;
+        };
         AdminPageMeta: {
             has_more: boolean;
             /** Format: int64 */
@@ -1950,6 +2058,66 @@ export interface components {
              * @description Pass as `cursor` for the next page; null on the last.
              */
             next_cursor?: string | null;
+        };
+        AdminQueue: {
+            /**
+             * Format: int64
+             * @description Starts waiting for capacity, every account.
+             */
+            depth: number;
+            /**
+             * Format: date-time
+             * @description When the longest-waiting one was queued.
+             */
+            oldest_queued_at?: string | null;
+        };
+        AdminReplica: {
+            /** @description Heard from within 15 s; a silent one's machines and turns are taken over. */
+            alive: boolean;
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: int64
+             * @description Machines not terminated that it serves.
+             */
+            machines: number;
+            /**
+             * Format: date-time
+             * @description Its last heartbeat (every 3 s while it runs).
+             */
+            seen_at: string;
+            /** Format: date-time */
+            started_at: string;
+        };
+        AdminSupportPageMeta: {
+            has_more: boolean;
+            /** Format: int64 */
+            limit: number;
+            /**
+             * Format: uuid
+             * @description Pass as `cursor` for the next page; null on the last.
+             */
+            next_cursor?: string | null;
+        };
+        /** @description A report with what an operator needs to act on it. */
+        AdminSupportReport: components["schemas"]["SupportReport"] & {
+            account_email: string;
+            /** Format: uuid */
+            account_id: string;
+            /**
+             * Format: int64
+             * @description Forwarding attempts made so far.
+             */
+            attempts: number;
+        };
+        /** @description The single-object and list envelope: `{data: ...}`. */
+        AdminSupportReportData: {
+            data: components["schemas"]["AdminSupportReport"];
+        };
+        /** @description One page of reports, newest first. */
+        AdminSupportReportPage: {
+            data: components["schemas"]["AdminSupportReport"][];
+            meta: components["schemas"]["AdminSupportPageMeta"];
         };
         /** @description An agent: its current version's fields plus identity. */
         Agent: components["schemas"]["AgentSpec"] & {
@@ -6249,6 +6417,161 @@ export interface operations {
             };
         };
     };
+    updateAdminFeature: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The flag: an extension's name */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AdminFeatureUpdate"];
+            };
+        };
+        responses: {
+            /** @description The flag as it is now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminFeatureData"];
+                };
+            };
+            /** @description Missing, invalid or expired API key (`reason` names which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's scope does not allow this (`reason: insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such flag in this build */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Accept` header admits no JSON (checked before anything else) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over `limits.max_body_bytes` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `validation_failed`: `enabled` missing, or the `admin` flag */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAdminFleet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The fleet now */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminFleetData"];
+                };
+            };
+            /** @description Missing, invalid or expired API key (`reason` names which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's scope does not allow this (`reason: insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Accept` header admits no JSON (checked before anything else) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description Rate limited; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     publishAdminOAuthClient: {
         parameters: {
             query?: never;
@@ -6301,6 +6624,155 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description Rate limited; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAdminSupportReports: {
+        parameters: {
+            query?: {
+                /** @description Only reports in this state. */
+                status?: components["schemas"]["ReportStatus"];
+                category?: components["schemas"]["Category"];
+                /** @description `meta.next_cursor` of the previous page. */
+                cursor?: string;
+                /** @description 1 to 100 (default 50). */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of reports */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminSupportReportPage"];
+                };
+            };
+            /** @description Missing, invalid or expired API key (`reason` names which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's scope does not allow this (`reason: insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Accept` header admits no JSON (checked before anything else) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description `validation_failed`: a bad limit or cursor */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retryAdminSupportReport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The report, queued for forwarding */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AdminSupportReportData"];
+                };
+            };
+            /** @description Missing, invalid or expired API key (`reason` names which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's scope does not allow this (`reason: insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such report */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Accept` header admits no JSON (checked before anything else) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description `report_not_failed`: only a failed report is sent again */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Rate limited; see `Retry-After` */

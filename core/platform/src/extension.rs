@@ -2,13 +2,15 @@
 //!
 //! An extension is a value implementing [`Extension`], submitted with
 //! `inventory::submit! { acs_core::extension::Registration(&MyExtension) }`.
-//! At start the server walks the inventory (sorted by name): it checks every
-//! compiled-in extension's configuration section and applies its migrations
-//! whether its runtime flag (`features.<name>`) is on or not; for an enabled
-//! one it runs `init`, registers its hooks and spawns its workers. Routes are
-//! mounted for every compiled-in extension, group by group, behind the
-//! authentication their [`Access`] names; a [`RouteGroup::gated`] group of a
-//! disabled extension answers `404 <name>_not_enabled`.
+//! At start the server walks the inventory (sorted by name): for every
+//! compiled-in extension, whether its runtime flag (`features.<name>`) is on
+//! or not, it checks the configuration section, applies the migrations, runs
+//! `init`, registers the hooks and spawns the workers. A flag changes while
+//! the server runs (`crate::features`), so the host consults it on every use:
+//! a hook of a disabled extension is skipped, a [`RouteGroup::gated`] group
+//! answers `404 <name>_not_enabled`, and a worker checks
+//! `state.feature_enabled(name)` before it acts. Routes are mounted group by
+//! group behind the authentication their [`Access`] names.
 
 use std::any::Any;
 use std::sync::Arc;
@@ -20,8 +22,8 @@ use uuid::Uuid;
 use crate::config::{ConfigError, Loaded};
 use crate::db::Backend;
 use crate::egress::hook::EgressHook;
-use crate::state::AppState;
 use crate::state::hooks::OnAppend;
+use crate::state::{AppState, Flags};
 
 pub use crate::boxed::{BoxError, BoxFuture};
 pub use crate::state::contributions::{
@@ -157,7 +159,8 @@ pub trait Extension: Send + Sync + 'static {
     }
 
     /// Builds the extension's own state once, before the server accepts
-    /// requests, when its flag is on; an error stops the start.
+    /// requests, flag on or off (it may be turned on later); an error stops
+    /// the start.
     fn init<'a>(&'a self, _state: &'a AppState) -> BoxFuture<'a, Result<Option<ExtensionState>, BoxError>> {
         Box::pin(async { Ok(None) })
     }
@@ -207,7 +210,7 @@ pub trait Extension: Send + Sync + 'static {
         Vec::new()
     }
 
-    /// Runs once after the server stopped accepting requests.
+    /// Runs once after the server stopped accepting requests, flag on or off.
     fn on_stop<'a>(&'a self, _state: &'a AppState) -> BoxFuture<'a, ()> {
         Box::pin(async {})
     }
@@ -235,7 +238,8 @@ pub trait Extension: Send + Sync + 'static {
         Box::pin(async { Ok(()) })
     }
 
-    /// Background workers, spawned after `init` when the flag is on.
+    /// Background workers, spawned after `init` flag on or off; each checks
+    /// `state.feature_enabled(name)` before acting, so it idles while off.
     fn workers(&self, _state: &AppState) -> Vec<Worker> {
         Vec::new()
     }
@@ -284,15 +288,71 @@ pub async fn account_deleted(state: &AppState, account_id: Uuid) -> Result<(), B
     Ok(())
 }
 
-/// Hooks of the extensions whose flag is on; answer fields of every
-/// compiled-in extension (the field itself says whether the feature is on),
-/// then the specification's fields no extension supplied.
-pub fn contributions(
-    exts: &[&'static dyn Extension],
-    loaded: &Loaded,
-    enabled: impl Fn(&str) -> bool,
-) -> Contributions {
-    let on: Vec<_> = exts.iter().filter(|e| enabled(e.name())).collect();
+/// An extension's hook, consulted only while its flag is on.
+struct WhenOn<T: ?Sized> {
+    name: &'static str,
+    flags: Arc<Flags>,
+    inner: Arc<T>,
+}
+
+impl<T: ?Sized> WhenOn<T> {
+    fn wrap(name: &'static str, flags: &Arc<Flags>, inner: Arc<T>) -> Self {
+        WhenOn { name, flags: flags.clone(), inner }
+    }
+
+    fn on(&self) -> bool {
+        self.flags.enabled(self.name)
+    }
+}
+
+impl OnAppend for WhenOn<dyn OnAppend> {
+    fn appended<'a>(
+        &'a self,
+        tx: &'a mut sqlx::Transaction<'static, sqlx::Any>,
+        events: &'a [crate::journal::Event],
+    ) -> BoxFuture<'a, Result<bool, sqlx::Error>> {
+        if self.on() { self.inner.appended(tx, events) } else { Box::pin(async { Ok(false) }) }
+    }
+
+    fn committed(&self, app: &AppState) {
+        self.inner.committed(app)
+    }
+}
+
+impl EgressHook for WhenOn<dyn EgressHook> {
+    fn decide(
+        &self,
+        sandbox_id: Uuid,
+        method: &hyper::Method,
+        target: &crate::egress::Target,
+    ) -> Option<crate::egress::Refusal> {
+        if self.on() { self.inner.decide(sandbox_id, method, target) } else { None }
+    }
+}
+
+impl CredentialSource for WhenOn<dyn CredentialSource> {
+    fn resolve<'a>(
+        &'a self,
+        state: &'a AppState,
+        account_id: Uuid,
+        set_id: Uuid,
+        provider: &'a str,
+    ) -> BoxFuture<'a, Result<Option<String>, BoxError>> {
+        if self.on() { self.inner.resolve(state, account_id, set_id, provider) } else { Box::pin(async { Ok(None) }) }
+    }
+}
+
+/// The event-append hooks of every compiled-in extension, each run while its flag is on.
+pub fn append_hooks(exts: &[&'static dyn Extension], flags: &Arc<Flags>) -> Vec<Arc<dyn OnAppend>> {
+    exts.iter()
+        .filter_map(|e| e.on_append().map(|h| Arc::new(WhenOn::wrap(e.name(), flags, h)) as Arc<dyn OnAppend>))
+        .collect()
+}
+
+/// Hooks of every compiled-in extension, each consulted while its flag is
+/// on; answer fields of every one (the field itself says whether the
+/// feature is on), then the specification's fields no extension supplied.
+pub fn contributions(exts: &[&'static dyn Extension], loaded: &Loaded, flags: &Arc<Flags>) -> Contributions {
     let mut me_fields: Vec<Field> = exts.iter().flat_map(|e| e.me_fields()).collect();
     let mut catalog_fields: Vec<Field> = exts.iter().flat_map(|e| e.catalog_fields()).collect();
     for spec in inventory::iter::<SpecField> {
@@ -307,11 +367,22 @@ pub fn contributions(
     me_fields.sort_by_key(|f| f.name);
     catalog_fields.sort_by_key(|f| f.name);
     Contributions {
-        egress: crate::egress::hook::EgressHooks(on.iter().filter_map(|e| e.egress(loaded)).collect()),
-        credential_sources: on.iter().filter_map(|e| e.credential_source()).collect(),
+        egress: crate::egress::hook::EgressHooks(
+            exts.iter()
+                .filter_map(|e| {
+                    e.egress(loaded).map(|h| Arc::new(WhenOn::wrap(e.name(), flags, h)) as Arc<dyn EgressHook>)
+                })
+                .collect(),
+        ),
+        credential_sources: exts
+            .iter()
+            .filter_map(|e| {
+                e.credential_source().map(|h| Arc::new(WhenOn::wrap(e.name(), flags, h)) as Arc<dyn CredentialSource>)
+            })
+            .collect(),
         me_fields,
         catalog_fields,
-        console_links: on.iter().flat_map(|e| e.console_links()).collect(),
+        console_links: exts.iter().flat_map(|e| e.console_links().into_iter().map(|l| (e.name(), l))).collect(),
     }
 }
 

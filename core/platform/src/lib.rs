@@ -18,6 +18,7 @@ pub mod docs;
 pub mod error;
 pub mod events;
 pub mod extension;
+pub mod features;
 pub mod http;
 pub mod journal;
 pub mod keys;

@@ -6,7 +6,7 @@ use acs_platform::AppState;
 use acs_platform::audit::Actor;
 use acs_platform::auth::Operator;
 use acs_platform::credits::operator::{OperatorError, grant_to, set_comped_for};
-use acs_platform::db::RowExt;
+use acs_platform::db::{Db, RowExt};
 use acs_platform::error::{ApiError, ApiResult};
 use acs_platform::http::{Data, Json, Path, Query, ok};
 use acs_platform::time_fmt::from_micros;
@@ -138,6 +138,28 @@ fn like(q: &str) -> String {
     format!("%{escaped}%")
 }
 
+/// Up to `limit` accounts, newest first, whose email contains `q` (any
+/// case), below `cursor`: the API's search and `acs admin accounts list`.
+pub(crate) async fn search(
+    db: &Db,
+    q: &str,
+    cursor: Option<Uuid>,
+    limit: i64,
+) -> Result<Vec<AdminAccount>, sqlx::Error> {
+    // Ids are UUIDv7: their order is their creation order.
+    let sql = sqlx::AssertSqlSafe(format!(
+        "SELECT {COLUMNS} FROM accounts WHERE ($1 = '' OR id < $1) AND LOWER(email) LIKE $2 ESCAPE '\\' \
+         ORDER BY id DESC LIMIT $3"
+    ));
+    let rows = sqlx::query(sql)
+        .bind(cursor.map(|c| c.to_string()).unwrap_or_default())
+        .bind(like(q))
+        .bind(limit)
+        .fetch_all(&db.pool)
+        .await?;
+    rows.iter().map(account).collect()
+}
+
 /// Accounts, newest first, whose email contains `q`.
 #[utoipa::path(get, path = "/api/admin/accounts", operation_id = "listAdminAccounts", tag = "admin",
     params(AccountSearch),
@@ -152,18 +174,7 @@ async fn list_admin_accounts(
     if !(1..=MAX_PAGE).contains(&limit) {
         return Err(ApiError::invalid("limit", "should be 1 to 100"));
     }
-    // Ids are UUIDv7: their order is their creation order.
-    let sql = sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM accounts WHERE ($1 = '' OR id < $1) AND LOWER(email) LIKE $2 ESCAPE '\\' \
-         ORDER BY id DESC LIMIT $3"
-    ));
-    let rows = sqlx::query(sql)
-        .bind(q.cursor.map(|c| c.to_string()).unwrap_or_default())
-        .bind(like(q.q.as_deref().unwrap_or_default()))
-        .bind(limit + 1)
-        .fetch_all(&state.db.pool)
-        .await?;
-    let mut data = rows.iter().map(account).collect::<Result<Vec<_>, _>>()?;
+    let mut data = search(&state.db, q.q.as_deref().unwrap_or_default(), q.cursor, limit + 1).await?;
     let has_more = data.len() > usize::try_from(limit).unwrap_or(0);
     data.truncate(usize::try_from(limit).unwrap_or(0));
     let next_cursor = if has_more { data.last().map(|a| a.id) } else { None };
@@ -293,7 +304,21 @@ async fn unsuspend_admin_account(
 /// interrupts its running turns.
 async fn set_suspended(state: &AppState, op: &Operator, id: Uuid, on: bool) -> ApiResult<Data<AdminAccount>> {
     find(state, id).await?;
-    let mut tx = state.db.begin().await?;
+    let moved = store_suspension(&state.db, id, on, &Actor::operator(id, op)).await?;
+    state.key_cache.remove_where(|k| k.account_id == id);
+    if moved
+        && on
+        && let Some(hook) = state.get::<acs_platform::accounts::OnSuspended>()
+    {
+        (hook.0)(state, id).await;
+    }
+    Ok(ok(find(state, id).await?))
+}
+
+/// Writes the suspension (or its end) with its audit row; `false` when it
+/// was so already (then nothing is written).
+pub(crate) async fn store_suspension(db: &Db, id: Uuid, on: bool, actor: &Actor) -> Result<bool, sqlx::Error> {
+    let mut tx = db.begin().await?;
     let done = if on {
         sqlx::query(
             "INSERT INTO account_suspensions (account_id, suspended_at) VALUES ($1, $2) \
@@ -312,17 +337,10 @@ async fn set_suspended(state: &AppState, op: &Operator, id: Uuid, on: bool) -> A
     let action = if on { "account.suspended" } else { "account.unsuspended" };
     let moved = done.rows_affected() == 1;
     if moved {
-        acs_platform::audit::record(&mut *tx, &Actor::operator(id, op), action, Some(("account", id))).await?;
+        acs_platform::audit::record(&mut *tx, actor, action, Some(("account", id))).await?;
     }
     tx.commit().await?;
-    state.key_cache.remove_where(|k| k.account_id == id);
-    if moved
-        && on
-        && let Some(hook) = state.get::<acs_platform::accounts::OnSuspended>()
-    {
-        (hook.0)(state, id).await;
-    }
-    Ok(ok(find(state, id).await?))
+    Ok(moved)
 }
 
 pub fn router() -> OpenApiRouter<AppState> {

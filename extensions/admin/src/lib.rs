@@ -8,6 +8,7 @@
 mod accounts;
 mod cli;
 mod features;
+mod fleet;
 mod operators;
 
 use std::sync::Arc;
@@ -38,13 +39,16 @@ pub(crate) struct Runtime {
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("migrations/sqlite");
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("migrations/postgres");
 
+/// The extension's name: its flag, section and migration history.
+pub(crate) const NAME: &str = "admin";
+
 pub struct Admin;
 
 inventory::submit! { Registration(&Admin) }
 
 impl Extension for Admin {
     fn name(&self) -> &'static str {
-        "admin"
+        NAME
     }
 
     fn config_defaults(&self) -> Option<serde_json::Value> {
@@ -63,11 +67,11 @@ impl Extension for Admin {
     }
 
     fn tags(&self) -> &'static [(&'static str, &'static str)] {
-        &[("admin", "Operators: accounts, credits and comps, OAuth client publishing, runtime flags")]
+        &[("admin", "Operators: accounts, credits and comps, OAuth client publishing, runtime flags, the fleet")]
     }
 
     fn routes(&self) -> Vec<RouteGroup> {
-        let router = OpenApiRouter::new().merge(accounts::router()).merge(features::router());
+        let router = OpenApiRouter::new().merge(accounts::router()).merge(features::router()).merge(fleet::router());
         vec![RouteGroup::operator(router)]
     }
 

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use acs_core::extension::{self, config};
+use acs_core::features;
 use acs_testkit::{
     Backend, TestApp, assert_error, both, create_conversation, finished_turns, scripted_app, scripted_runtime_agent,
     sh, spawn,
@@ -28,7 +29,7 @@ async fn flag_off_keeps_tables_fields_and_open_routes(b: Backend) {
     assert_error(&app.get("/api/example/notes", &u.key).await, StatusCode::NOT_FOUND, "example_not_enabled");
     let hello = app.request(Method::GET, "/api/example/hello", None, None).await;
     assert_eq!(hello.status, StatusCode::OK, "{}", hello.text);
-    assert_eq!(hello.body["data"]["greeting"], "hello", "the section's default, without init state");
+    assert_eq!(hello.body["data"]["greeting"], "hello", "the section's default");
     // Answer fields are present with the flag off too.
     let me = app.get("/api/auth/me", &u.key).await;
     assert_eq!(me.body["data"]["example_enabled"], false, "{}", me.text);
@@ -102,6 +103,24 @@ async fn hooks_reach_machines(b: Backend) {
     assert_eq!(sh(&app, machine, &through_proxy("blocked.test")).await.1, "403", "the hook refuses its host");
     let other = sh(&app, machine, &through_proxy("other.test")).await.1;
     assert_ne!(other, "403", "other hosts pass the hook (and fail to resolve)");
+
+    // The flag turned off while the server runs: the hook and the gated routes stop at once, and come back.
+    let state = app.state().clone();
+    let set = |on: bool| {
+        let state = state.clone();
+        async move {
+            let by = features::Changer { actor: "cli".into(), ip: None };
+            features::store(&state.db, "example", Some(on), &by).await.unwrap();
+            features::refresh(&state).await.unwrap();
+        }
+    };
+    set(false).await;
+    assert_ne!(sh(&app, machine, &through_proxy("blocked.test")).await.1, "403", "no hook while off");
+    assert_error(&app.get("/api/example/notes", &u.key).await, StatusCode::NOT_FOUND, "example_not_enabled");
+    assert_eq!(app.get("/api/auth/me", &u.key).await.body["data"]["example_enabled"], false);
+    set(true).await;
+    assert_eq!(sh(&app, machine, &through_proxy("blocked.test")).await.1, "403", "the hook again");
+    assert_eq!(app.get("/api/example/notes", &u.key).await.status, StatusCode::OK);
 
     let call = |path: &str| {
         format!(

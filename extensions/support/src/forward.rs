@@ -33,6 +33,10 @@ pub async fn run(state: AppState, rt: Arc<Runtime>) {
             _ = rt.wake.notified() => {},
             _ = tokio::time::sleep(Duration::from_secs(1)) => {},
         }
+        // While the flag is off, reports wait; they are forwarded once it is back on.
+        if !state.feature_enabled(crate::NAME) {
+            continue;
+        }
         if let Err(e) = forward_due(&state, &rt, &url).await {
             tracing::warn!(error = %e, "support forwarding pass failed");
         }

@@ -6,6 +6,7 @@
 
 mod forward;
 mod reports;
+mod triage;
 
 use std::sync::Arc;
 
@@ -50,13 +51,16 @@ pub(crate) struct Runtime {
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("migrations/sqlite");
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("migrations/postgres");
 
+/// The extension's name: its flag, section and migration history.
+pub(crate) const NAME: &str = "support";
+
 pub struct Support;
 
 inventory::submit! { Registration(&Support) }
 
 impl Extension for Support {
     fn name(&self) -> &'static str {
-        "support"
+        NAME
     }
 
     fn config_defaults(&self) -> Option<serde_json::Value> {
@@ -64,11 +68,11 @@ impl Extension for Support {
     }
 
     fn tags(&self) -> &'static [(&'static str, &'static str)] {
-        &[("support", "Problem reports, forwarded to the operator's tracker")]
+        &[("support", "Problem reports, forwarded to the operator's tracker; operators triage them")]
     }
 
     fn routes(&self) -> Vec<RouteGroup> {
-        vec![RouteGroup::account(reports::router())]
+        vec![RouteGroup::account(reports::router()), RouteGroup::operator(triage::router())]
     }
 
     fn migrations(&self, backend: Backend) -> Option<&'static Migrator> {

@@ -36,7 +36,7 @@ pub enum Category {
 }
 
 impl Category {
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Category::Bug => "bug",
             Category::Stuck => "stuck",
@@ -57,12 +57,22 @@ impl Category {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ReportStatus {
     New,
     Forwarded,
     Failed,
+}
+
+impl ReportStatus {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            ReportStatus::New => "new",
+            ReportStatus::Forwarded => "forwarded",
+            ReportStatus::Failed => "failed",
+        }
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]

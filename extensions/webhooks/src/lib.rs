@@ -64,13 +64,16 @@ pub fn wake(state: &AppState) {
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("migrations/sqlite");
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("migrations/postgres");
 
+/// The extension's name: its flag, section and migration history.
+pub(crate) const NAME: &str = "webhooks";
+
 pub struct Webhooks;
 
 inventory::submit! { Registration(&Webhooks) }
 
 impl Extension for Webhooks {
     fn name(&self) -> &'static str {
-        "webhooks"
+        NAME
     }
 
     fn config_defaults(&self) -> Option<serde_json::Value> {

@@ -37,7 +37,8 @@ pub async fn run(state: AppState) {
     let doorbell = super::doorbell(&state);
     loop {
         while tasks.try_join_next().is_some() {}
-        let free = slots.available_permits().min(BATCH);
+        // While the flag is off, deliveries wait; they go out once it is back on.
+        let free = if state.feature_enabled(crate::NAME) { slots.available_permits().min(BATCH) } else { 0 };
         let mut claimed_all = false;
         if free > 0 {
             match queue::claim(&state, free, lease).await {

@@ -10,9 +10,20 @@ from .admin_account_page import AdminAccountPage
 from .admin_comp_request import AdminCompRequest
 from .admin_credits_request import AdminCreditsRequest
 from .admin_feature import AdminFeature
+from .admin_feature_data import AdminFeatureData
 from .admin_feature_list import AdminFeatureList
+from .admin_feature_update import AdminFeatureUpdate
+from .admin_fleet import AdminFleet
+from .admin_fleet_data import AdminFleetData
 from .admin_ledger_row import AdminLedgerRow
+from .admin_machine_count import AdminMachineCount
 from .admin_page_meta import AdminPageMeta
+from .admin_queue import AdminQueue
+from .admin_replica import AdminReplica
+from .admin_support_page_meta import AdminSupportPageMeta
+from .admin_support_report import AdminSupportReport
+from .admin_support_report_data import AdminSupportReportData
+from .admin_support_report_page import AdminSupportReportPage
 from .agent import Agent
 from .agent_create import AgentCreate
 from .agent_create_metadata_type_0 import AgentCreateMetadataType0
@@ -299,9 +310,20 @@ __all__ = (
     "AdminCompRequest",
     "AdminCreditsRequest",
     "AdminFeature",
+    "AdminFeatureData",
     "AdminFeatureList",
+    "AdminFeatureUpdate",
+    "AdminFleet",
+    "AdminFleetData",
     "AdminLedgerRow",
+    "AdminMachineCount",
     "AdminPageMeta",
+    "AdminQueue",
+    "AdminReplica",
+    "AdminSupportPageMeta",
+    "AdminSupportReport",
+    "AdminSupportReportData",
+    "AdminSupportReportPage",
     "Agent",
     "AgentCreate",
     "AgentCreateMetadataType0",

@@ -23,10 +23,18 @@ use crate::state::AppState;
 
 pub use crate::state::contributions::ConsoleLink as Link;
 
-/// The navigation, in order: core's pages, then the enabled extensions'.
-/// Put in the state's slots by the server assembly.
+/// The navigation, in order: core's pages, then the extensions', each
+/// with the extension it belongs to (shown while its flag is on). Put in the
+/// state's slots by the server assembly.
 #[derive(Debug, Clone, Default)]
-pub struct Nav(pub Vec<Link>);
+pub struct Nav(pub Vec<(Option<&'static str>, Link)>);
+
+impl Nav {
+    /// The entries shown now.
+    pub fn shown(&self, state: &AppState) -> Vec<Link> {
+        self.0.iter().filter(|(ext, _)| ext.is_none_or(|name| state.feature_enabled(name))).map(|(_, l)| *l).collect()
+    }
+}
 
 /// A console page's request: the viewer, the in-process API, and the path
 /// (for the navigation's current entry and for redirects back).
@@ -136,7 +144,7 @@ impl Console {
 
     /// A whole console page: the top bar with the navigation, then `body`.
     pub fn page_with_status(&self, status: StatusCode, title: &str, body: &str) -> Response {
-        let nav = self.state.get::<Nav>().map(|n| n.0.clone()).unwrap_or_default();
+        let nav = self.state.get::<Nav>().map(|n| n.shown(&self.state)).unwrap_or_default();
         let mut links = String::new();
         for l in &nav {
             let current = if self.is_current(l.path) { " aria-current=\"page\"" } else { "" };

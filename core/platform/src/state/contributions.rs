@@ -1,4 +1,4 @@
-//! What the enabled extensions registered with the host (extension.rs):
+//! What the compiled-in extensions registered with the host (extension.rs):
 //! hooks core consults and fields core answers carry. Kept in the server
 //! state, so these types sit beside it.
 
@@ -81,8 +81,8 @@ pub struct Contributions {
     pub credential_sources: Vec<Arc<dyn CredentialSource>>,
     pub me_fields: Vec<Field>,
     pub catalog_fields: Vec<Field>,
-    /// The enabled extensions' entries in the console's navigation.
-    pub console_links: Vec<ConsoleLink>,
+    /// The extensions' entries in the console's navigation, by extension name.
+    pub console_links: Vec<(&'static str, ConsoleLink)>,
 }
 
 /// An entry an extension adds to the console's navigation: a page of its

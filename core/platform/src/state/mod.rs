@@ -4,11 +4,12 @@
 //! [`Slots`] (docs/architecture.md).
 
 pub mod contributions;
+pub mod flags;
 pub mod hooks;
 pub mod request_ids;
 
 use std::any::{Any, TypeId};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::ops::Deref;
 use std::sync::{Arc, RwLock};
 
@@ -16,6 +17,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 pub use contributions::Contributions;
+pub use flags::Flags;
 pub use hooks::Hooks;
 pub use request_ids::RequestIds;
 
@@ -44,8 +46,8 @@ pub struct Inner {
     pub crypto: Crypto,
     pub mailer: Mailer,
     pub metrics: Metrics,
-    /// Runtime flags from `features.*`.
-    pub features: BTreeMap<String, bool>,
+    /// Runtime flags: `features.*` with the operators' stored choices over them.
+    pub features: Arc<Flags>,
     /// Cancelled when the server shuts down; workers watch it.
     pub shutdown: CancellationToken,
     /// Outbound HTTP client (no redirects followed).
@@ -94,7 +96,7 @@ impl AppState {
     }
 
     pub fn feature_enabled(&self, name: &str) -> bool {
-        self.features.get(name).copied().unwrap_or(false)
+        self.features.enabled(name)
     }
 
     /// The value of type `T`, put now by `make` when there is none.
