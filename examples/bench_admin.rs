@@ -107,7 +107,12 @@ async fn run_on(url: &str, accounts: usize, requests: usize) -> Outcome {
             cursor = format!("&cursor={}", body["meta"]["next_cursor"].as_str().unwrap());
         }
     }
-    out.push(("20 pages of 100 by cursor, each page", percentile(&mut samples, 0.5), percentile(&mut samples, 0.99), 100));
+    out.push((
+        "20 pages of 100 by cursor, each page",
+        percentile(&mut samples, 0.5),
+        percentile(&mut samples, 0.99),
+        100,
+    ));
     server.shutdown().await.unwrap();
     let _ = std::fs::remove_dir_all(&dir);
     Outcome { searches: out, seeded_s }

@@ -25,6 +25,7 @@ crate::both!(
     queued_channel_starts_resume_with_their_prompt_unless_it_carries_a_permission_policy,
     accounts_take_turns_at_the_fleet_ceiling,
     a_start_cut_short_by_its_servers_death_is_never_sent_twice,
+    a_burst_of_fifty_starts_all_answer_queued_past_the_ceiling,
 );
 
 const AGENT: &str = "/opt/acs/bin/scripted-agent";
@@ -483,4 +484,80 @@ async fn two_replicas_start_each_request_exactly_once() {
         assert_eq!(mine.len(), 2, "one conversation per request of {account}: {}", r.text);
     }
     replica.shutdown().await.unwrap();
+}
+
+/// A burst of 50 creates at once from five accounts, with a fleet ceiling of
+/// 20: twenty start, thirty queue (202; an account holds at most ten waiting,
+/// so ten each); as each conversation's turn ends it is terminated, freeing
+/// its place, and every one of the fifty answers, none refused.
+async fn a_burst_of_fifty_starts_all_answer_queued_past_the_ceiling(b: Backend) {
+    const N: usize = 50;
+    let app = app(b, &[("limits.sandboxes_per_account", json!(N)), ("limits.sandboxes_fleet", json!(20))]).await;
+    let mut users = Vec::new();
+    for _ in 0..5 {
+        let u = std::sync::Arc::new(app.user().await);
+        let a = agent(&app, &u).await;
+        users.push((u, a));
+    }
+    let mut creates = tokio::task::JoinSet::new();
+    for i in 0..N {
+        let (u, a) = users[i % users.len()].clone();
+        let req = app.http.post(format!("{}/api/conversations", app.base)).bearer_auth(&u.key).json(&json!({
+            "agent_id": a, "prompt": format!("say: answer {i}"), "queue": true
+        }));
+        creates.spawn(async move { (u, crate::common::into_resp(req.send().await.expect("request sent")).await) });
+    }
+    let mut started = Vec::new();
+    let mut queued = Vec::new();
+    while let Some(r) = creates.join_next().await {
+        let (u, r) = r.unwrap();
+        match r.status {
+            StatusCode::CREATED => started.push((u, r.body["data"]["id"].as_str().unwrap().to_owned())),
+            StatusCode::ACCEPTED => queued.push((u, r.body["data"]["id"].clone())),
+            _ => panic!("a start was refused: {}", r.text),
+        }
+    }
+    assert_eq!((started.len(), queued.len()), (20, N - 20), "the ceiling decides who waits");
+
+    // Each started conversation answers, then gives its place up; the queue fills it.
+    let app = std::sync::Arc::new(app);
+    let finish = {
+        let app = app.clone();
+        move |u: std::sync::Arc<User>, conversation: String| {
+            let app = app.clone();
+            async move {
+                let (prompt, status) = first_turn(&app, &u, &conversation).await;
+                terminate(&app, &u, &conversation).await;
+                (prompt, status)
+            }
+        }
+    };
+    let mut turns = tokio::task::JoinSet::new();
+    for (u, c) in started {
+        turns.spawn(finish(u, c));
+    }
+    for (u, id) in queued {
+        let (app, finish) = (app.clone(), finish.clone());
+        turns.spawn(async move {
+            // The last to wait needs places that turns before it free.
+            let until = tokio::time::Instant::now() + 4 * WAIT;
+            let r = loop {
+                let r = request(&app, &u, &id).await;
+                if r["status"] != "queued" {
+                    break r;
+                }
+                assert!(tokio::time::Instant::now() < until, "still queued: {r}");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            };
+            assert_eq!(r["status"], "started", "{r}");
+            finish(u, r["conversation_id"].as_str().unwrap().to_owned()).await
+        });
+    }
+    let mut answered = 0;
+    while let Some(t) = turns.join_next().await {
+        let (prompt, status) = t.unwrap();
+        assert_eq!(status, "done", "{prompt}");
+        answered += 1;
+    }
+    assert_eq!(answered, N);
 }

@@ -146,10 +146,12 @@ pub(crate) async fn search(
     cursor: Option<Uuid>,
     limit: i64,
 ) -> Result<Vec<AdminAccount>, sqlx::Error> {
-    // Ids are UUIDv7: their order is their creation order.
+    // Ids are UUIDv7: their order is their creation order. Emails are kept
+    // lower-cased (`normalize_email`), as `like` makes `q`.
+    // The match runs on the (id, email) index alone; only the page's rows are read whole.
     let sql = sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM accounts WHERE ($1 = '' OR id < $1) AND LOWER(email) LIKE $2 ESCAPE '\\' \
-         ORDER BY id DESC LIMIT $3"
+        "SELECT {COLUMNS} FROM accounts WHERE id IN (SELECT id FROM accounts WHERE ($1 = '' OR id < $1) \
+         AND email LIKE $2 ESCAPE '\\' ORDER BY id DESC LIMIT $3) ORDER BY id DESC"
     ));
     let rows = sqlx::query(sql)
         .bind(cursor.map(|c| c.to_string()).unwrap_or_default())
