@@ -2,12 +2,14 @@
 //! (tests/scripted-agent), in one run: time from `POST /api/conversations`
 //! with a prompt to the first output event on the SSE stream, the same for a
 //! later prompt on an awake conversation, and memory per idle conversation
-//! (its agent process, its machine, and the server's share). Needs root and
+//! (its agent process, its machine, and the server's share), and a burst:
+//! BENCH_BURST creates with a prompt sent at once, each one's time from the
+//! burst's start to its first output. Needs root and
 //! scripts/setup. Run through `bench/run`, or alone:
 //!
 //!     cargo build --release --bin sandboxd -p acs-scripted-agent && cargo run --release --example bench_turns
 //!
-//! Knobs: BENCH_TURN_RUNS (20), BENCH_IDLE_CONVERSATIONS (20).
+//! Knobs: BENCH_TURN_RUNS (20), BENCH_IDLE_CONVERSATIONS (20), BENCH_BURST (100).
 
 use std::time::{Duration, Instant};
 
@@ -21,17 +23,27 @@ use util::{bench_account, env_or, percentile, start_server};
 /// Reads SSE frames until an output event of `conversation`; returns when it arrived.
 async fn first_output(stream: &mut reqwest::Response, buf: &mut String, conversation: &str) -> Instant {
     loop {
+        let (of, at) = next_output(stream, buf).await;
+        if of == conversation {
+            return at;
+        }
+    }
+}
+
+/// Reads SSE frames until any conversation's output event: which, and when.
+async fn next_output(stream: &mut reqwest::Response, buf: &mut String) -> (String, Instant) {
+    loop {
         while let Some(end) = buf.find("\n\n") {
             let frame: String = buf.drain(..end + 2).collect();
             let data: String = frame.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).collect();
             if let Ok(v) = serde_json::from_str::<Value>(&data)
                 && v["kind"] == "output"
-                && v["conversation_id"] == conversation
+                && let Some(c) = v["conversation_id"].as_str()
             {
-                return Instant::now();
+                return (c.to_owned(), Instant::now());
             }
         }
-        let chunk = tokio::time::timeout(Duration::from_secs(30), stream.chunk()).await.expect("an event in 30 s");
+        let chunk = tokio::time::timeout(Duration::from_secs(60), stream.chunk()).await.expect("an event in 60 s");
         buf.push_str(&String::from_utf8_lossy(&chunk.unwrap().expect("stream open")));
     }
 }
@@ -72,6 +84,7 @@ fn self_rss_kib() -> u64 {
 async fn main() {
     let runs = env_or("BENCH_TURN_RUNS", 20);
     let idle = env_or("BENCH_IDLE_CONVERSATIONS", 20);
+    let burst = env_or("BENCH_BURST", 100);
     let agent_bin = std::env::current_exe().unwrap().parent().unwrap().join("../scripted-agent");
     let agent_bin =
         agent_bin.canonicalize().expect("target/<profile>/scripted-agent (cargo build -p acs-scripted-agent)");
@@ -79,7 +92,17 @@ async fn main() {
     std::fs::create_dir_all(&dir).unwrap();
     let binds = json!([format!("{}:/opt/acs/bin/scripted-agent", agent_bin.display())]);
     let db_url = format!("sqlite://{}", dir.join("acs.db").display());
-    let running = start_server(&db_url, &dir, &[("sandbox.ro_binds", binds)]).await;
+    let places = json!(burst.max(idle).max(100));
+    let running = start_server(
+        &db_url,
+        &dir,
+        &[
+            ("sandbox.ro_binds", binds),
+            ("limits.sandboxes_per_account", places.clone()),
+            ("limits.sandboxes_fleet", places),
+        ],
+    )
+    .await;
     let sandbox_cfg = &running.state.config().sandbox;
     let (lease_dir, run_dir) = (sandbox_cfg.lease_dir.clone(), sandbox_cfg.run_dir.clone());
     let base = format!("http://{}", running.addr);
@@ -167,6 +190,35 @@ async fn main() {
         post(&format!("/api/conversations/{id}/terminate"), json!({})).await.unwrap();
     }
 
+    // 4. a burst: every create sent at once; each one's first output, from the burst's start.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let started = Instant::now();
+    let mut creates = tokio::task::JoinSet::new();
+    for _ in 0..burst {
+        let req = http
+            .post(format!("{base}/api/conversations"))
+            .bearer_auth(&key)
+            .json(&json!({"agent_id": agent_id, "prompt": "say: hi"}));
+        creates.spawn(async move { req.send().await.map(|r| r.status()) });
+    }
+    let mut refused = 0;
+    while let Some(r) = creates.join_next().await {
+        if !matches!(r, Ok(Ok(s)) if s == 201) {
+            refused += 1;
+        }
+    }
+    let created_s = started.elapsed().as_secs_f64();
+    let mut firsts: std::collections::HashMap<String, f64> = Default::default();
+    while firsts.len() < burst - refused {
+        let (conversation, at) = next_output(&mut stream, &mut buf).await;
+        firsts.entry(conversation).or_insert_with(|| at.duration_since(started).as_secs_f64() * 1000.0);
+    }
+    let mut bursts: Vec<f64> = firsts.values().copied().collect();
+    let burst_ids: Vec<String> = firsts.into_keys().collect();
+    for id in &burst_ids {
+        post(&format!("/api/conversations/{id}/terminate"), json!({})).await.unwrap();
+    }
+
     println!("| turns, scripted agent, local provider | p50 | p90 | goal |");
     println!("| --- | ---: | ---: | --- |");
     let (c50, c90) = (percentile(&mut cold, 0.5), percentile(&mut cold, 0.9));
@@ -180,6 +232,13 @@ async fn main() {
     println!(
         "| memory per idle conversation ({idle} at once): agent process PSS {agent_per:.1} MB + machine (bwrap, sandboxd) PSS {machine_per:.1} MB + server RSS {server_per:.2} MB | {:.1} MB | | |",
         agent_per + machine_per + server_per
+    );
+
+    let (b50, b95, b99) = (percentile(&mut bursts, 0.5), percentile(&mut bursts, 0.95), percentile(&mut bursts, 0.99));
+    let all = bursts.iter().copied().fold(0.0, f64::max);
+    let verdict = if refused == 0 && all < 3000.0 { "met" } else { "**missed**" };
+    println!(
+        "| a burst of {burst} creates with a prompt at once, each to its first output: p50 / p95 / p99 / all | {b50:.0} / {b95:.0} / {b99:.0} / {all:.0} ms | {refused} refused; every answer sent in {created_s:.2} s | all within 3 s, none refused: {verdict} |"
     );
 
     running.shutdown().await.unwrap();
