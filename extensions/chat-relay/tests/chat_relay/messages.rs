@@ -1,0 +1,125 @@
+//! The harness against a real relay and real Nostr clients: NIP-17 in and
+//! out, NIP-04 in and out, `respond_to`, a server restart (nothing answered
+//! twice) and a relay that drops every connection.
+
+use std::time::Duration;
+
+use acs_testkit::{Backend, TestApp, User, scripted_app, scripted_runtime_agent};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::common::{IdentityKeys, Person, TestRelay, identity_keys, provision, provisioned};
+
+/// A flag-on server with the scripted agent, permitting the test relay's ws://.
+async fn app(b: Backend) -> TestApp {
+    // RUST_LOG=acs_ext_chat_relay=debug shows the harness at work.
+    static LOG: std::sync::Once = std::sync::Once::new();
+    LOG.call_once(|| {
+        let filter = tracing_subscriber::EnvFilter::from_default_env();
+        tracing_subscriber::fmt().with_env_filter(filter).with_test_writer().init();
+    });
+    crate::common::ensure_sandboxd();
+    scripted_app(b, &[("features.chat_relay", json!(true)), ("chat_relay.allow_insecure_relays", json!(true))]).await
+}
+
+/// An identity on `relay` owned by `owner`, answered by the scripted agent (it echoes a prompt
+/// without directives; `say: x` answers `x`), with further provision fields of `extra`.
+async fn identity(app: &TestApp, u: &User, relay: &TestRelay, owner: &Person, extra: Value) -> (IdentityKeys, Value) {
+    let agent = scripted_runtime_agent(app, u, "acp", json!({})).await;
+    let keys = identity_keys();
+    let mut body = provision(&keys, &relay.url, &owner.hex(), agent);
+    if let (Some(b), Some(e)) = (body.as_object_mut(), extra.as_object()) {
+        b.extend(e.clone());
+    }
+    let made = provisioned(app, u, body).await;
+    (keys, made)
+}
+
+async fn patch(app: &TestApp, u: &User, identity: &Value, body: Value) {
+    let path = format!("/api/chat-relay/identities/{}", identity["id"].as_str().unwrap());
+    let r = app.request(Method::PATCH, &path, Some(&u.key), Some(body)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+}
+
+async fn answers_in_the_kind_it_was_asked_by_respond_to(b: Backend) {
+    let app = app(b).await;
+    let u = app.user().await;
+    let relay = TestRelay::start().await;
+    let owner = Person::join(&relay).await;
+    let friend = Person::join(&relay).await;
+    let stranger = Person::join(&relay).await;
+    let (keys, made) = identity(&app, &u, &relay, &owner, json!({})).await;
+    let me = keys.keys.public_key();
+
+    // Owner-only: the stranger's message (sent first, handled first) goes unanswered.
+    stranger.nip17(me, "say: not for you").await;
+    owner.nip17(me, "say: pong seventeen").await;
+    let got = owner.wait_for(1).await;
+    assert_eq!(got[0].text, "pong seventeen");
+    assert!(got[0].nip17 && got[0].from == me, "{got:?}");
+    owner.nip04(me, "say: pong four").await;
+    let got = owner.wait_for(2).await;
+    assert_eq!(got[1].text, "pong four");
+    assert!(!got[1].nip17 && got[1].from == me, "{got:?}");
+    assert!(stranger.received().is_empty());
+
+    // The conversation is the sender's channel: both turns ran in one.
+    let r = app.get("/api/conversations", &u.key).await;
+    let convs = r.body["data"].as_array().unwrap();
+    assert_eq!(convs.len(), 1, "{}", r.text);
+
+    // Allowlist: the friend is answered, the stranger still not.
+    patch(&app, &u, &made, json!({"respond_to": "allowlist", "respond_to_allowlist": [friend.hex()]})).await;
+    stranger.nip04(me, "say: still not").await;
+    friend.nip04(me, "say: hello friend").await;
+    let got = friend.wait_for(1).await;
+    assert_eq!(got[0].text, "hello friend");
+    // Anyone: the stranger too.
+    patch(&app, &u, &made, json!({"respond_to": "anyone"})).await;
+    stranger.nip17(me, "say: welcome stranger").await;
+    let got = stranger.wait_for(1).await;
+    assert_eq!(got, vec![crate::common::Received { from: me, nip17: true, text: "welcome stranger".into() }]);
+    // Nobody: not even the owner, and narrowing back does not answer what was passed over.
+    patch(&app, &u, &made, json!({"respond_to": "nobody"})).await;
+    owner.nip17(me, "say: ignored").await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    patch(&app, &u, &made, json!({"respond_to": "owner-only"})).await;
+    owner.nip17(me, "say: back").await;
+    let got = owner.wait_for(3).await;
+    assert_eq!(got[2].text, "back");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(owner.received().len(), 3, "{:?}", owner.received());
+    assert_eq!(stranger.received().len(), 1);
+}
+
+async fn a_restart_answers_nothing_twice_and_a_dropped_relay_is_redialled(b: Backend) {
+    let mut app = app(b).await;
+    let u = app.user().await;
+    let relay = TestRelay::start().await;
+    let owner = Person::join(&relay).await;
+    let (keys, _) = identity(&app, &u, &relay, &owner, json!({})).await;
+    let me = keys.keys.public_key();
+    owner.nip17(me, "say: one").await;
+    assert_eq!(owner.wait_for(1).await[0].text, "one");
+
+    // Another server on the same database reads the relay's history again from its cursor.
+    app.restart().await;
+    owner.nip04(me, "say: two").await;
+    let got = owner.wait_for(2).await;
+    assert_eq!(got[1].text, "two");
+
+    // The relay drops every connection and comes back empty on the same port.
+    let relay = relay.restart().await;
+    owner.nip17(me, "say: three").await;
+    let got = owner.wait_for(3).await;
+    assert_eq!(got[2].text, "three");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let texts: Vec<String> = owner.received().into_iter().map(|r| r.text).collect();
+    assert_eq!(texts, ["one", "two", "three"]);
+    drop(relay);
+}
+
+acs_testkit::both!(
+    answers_in_the_kind_it_was_asked_by_respond_to,
+    a_restart_answers_nothing_twice_and_a_dropped_relay_is_redialled,
+);
