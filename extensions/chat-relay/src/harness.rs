@@ -37,6 +37,15 @@ struct Fingerprint(i64);
 struct Serving {
     fingerprint: Fingerprint,
     stop: CancellationToken,
+    task: tokio::task::Id,
+}
+
+/// How a connection task ended.
+enum Ended {
+    /// Stopped, or it cannot work until the identity changes (its key, its relay address).
+    Done,
+    /// It lost messages on the way (or its client stopped): start it again from the cursor.
+    Restart,
 }
 
 /// The worker: keeps one connection task per enabled identity, in step with the table.
@@ -49,15 +58,22 @@ pub async fn run(state: AppState) {
             Ok(rows) => reconcile(&state, rows, &mut serving, &mut tasks),
             Err(e) => tracing::warn!("chat relay: reading identities failed: {e}"),
         }
-        while let Some(done) = tasks.try_join_next() {
-            if let Err(e) = done {
-                tracing::error!("chat relay: a connection task failed: {e}");
-            }
-        }
         tokio::select! {
             _ = state.shutdown.cancelled() => break,
             _ = bell.0.notified() => {}
             _ = tokio::time::sleep(RESCAN) => {}
+        }
+        // Ended tasks that should run again leave the map, so the next round starts them.
+        while let Some(done) = tasks.try_join_next_with_id() {
+            let task = match done {
+                Ok((_, Ended::Done)) => continue,
+                Ok((task, Ended::Restart)) => task,
+                Err(e) => {
+                    tracing::error!("chat relay: a connection task failed: {e}");
+                    e.id()
+                }
+            };
+            serving.retain(|_, s| s.task != task);
         }
     }
     for s in serving.values() {
@@ -66,7 +82,7 @@ pub async fn run(state: AppState) {
     while tasks.join_next().await.is_some() {}
 }
 
-fn reconcile(state: &AppState, rows: Vec<Row>, serving: &mut HashMap<Uuid, Serving>, tasks: &mut JoinSet<()>) {
+fn reconcile(state: &AppState, rows: Vec<Row>, serving: &mut HashMap<Uuid, Serving>, tasks: &mut JoinSet<Ended>) {
     let wanted: HashMap<Uuid, Row> = rows.into_iter().map(|r| (r.id, r)).collect();
     serving.retain(|id, s| {
         let keep = wanted.get(id).is_some_and(|r| Fingerprint(r.updated_at) == s.fingerprint);
@@ -80,29 +96,30 @@ fn reconcile(state: &AppState, rows: Vec<Row>, serving: &mut HashMap<Uuid, Servi
             continue;
         }
         let stop = state.shutdown.child_token();
-        serving.insert(id, Serving { fingerprint: Fingerprint(row.updated_at), stop: stop.clone() });
-        tasks.spawn(serve(state.clone(), row, stop));
+        let fingerprint = Fingerprint(row.updated_at);
+        let task = tasks.spawn(serve(state.clone(), row, stop.clone())).id();
+        serving.insert(id, Serving { fingerprint, stop, task });
     }
 }
 
 /// One identity's connection, until `stop`.
-async fn serve(state: AppState, identity: Row, stop: CancellationToken) {
+async fn serve(state: AppState, identity: Row, stop: CancellationToken) -> Ended {
     let Some(api) = api::of(&state) else {
         tracing::error!("chat relay: the in-process API is missing; identity {} is not served", identity.id);
-        return;
+        return Ended::Done;
     };
     let keys = match open_keys(&state, &identity).await {
         Ok(keys) => keys,
         Err(e) => {
             tracing::error!("chat relay: identity {}: its key could not be opened: {e}", identity.id);
-            return;
+            return Ended::Done;
         }
     };
     let client = Client::builder().signer(keys.clone()).build();
     let opts = RelayOptions::new().reconnect(true).retry_interval(RETRY).adjust_retry_interval(true);
     if let Err(e) = client.pool().add_relay(identity.relay_url.as_str(), opts).await {
         tracing::warn!("chat relay: identity {}: relay {} refused: {e}", identity.id, identity.relay_url);
-        return;
+        return Ended::Done;
     }
     let mut notifications = client.notifications();
     client.connect().await;
@@ -124,23 +141,29 @@ async fn serve(state: AppState, identity: Row, stop: CancellationToken) {
         identity: &identity,
         stop: &stop,
     };
-    loop {
+    let ended = loop {
         let notification = tokio::select! {
-            _ = stop.cancelled() => break,
+            _ = stop.cancelled() => break Ended::Done,
             n = notifications.recv() => n,
         };
         match notification {
-            Ok(RelayPoolNotification::Event { event, .. }) => handle(&state, &client, &keys, &runner, &event).await,
-            Ok(RelayPoolNotification::Shutdown) => break,
+            Ok(RelayPoolNotification::Event { event, .. }) => {
+                if handle(&state, &client, &keys, &runner, &event).await == Current::Stale {
+                    break Ended::Restart;
+                }
+            }
+            Ok(RelayPoolNotification::Shutdown) => break Ended::Restart,
             Ok(_) => {}
             Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
-                // Missed ones come back on the next subscription from the cursor.
-                tracing::warn!("chat relay: identity {}: {n} relay notifications skipped", identity.id);
+                // The cursor stands before the skipped ones: a new connection reads them again.
+                tracing::warn!("chat relay: identity {}: {n} relay notifications skipped; reconnecting", identity.id);
+                break Ended::Restart;
             }
-            Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => break Ended::Restart,
         }
-    }
+    };
     client.shutdown().await;
+    ended
 }
 
 async fn open_keys(state: &AppState, identity: &Row) -> Result<Keys, Box<dyn std::error::Error + Send + Sync>> {
@@ -186,8 +209,32 @@ async fn open(client: &Client, keys: &Keys, event: &Event) -> Option<Incoming> {
     }
 }
 
-async fn handle(state: &AppState, client: &Client, keys: &Keys, runner: &Runner<'_>, event: &Event) {
+/// Whether the connection still serves the identity as stored.
+#[derive(PartialEq, Eq)]
+enum Current {
+    Yes,
+    /// The identity changed (or went) since the connection started: the
+    /// message waits for the connection with the new settings.
+    Stale,
+}
+
+async fn current(state: &AppState, identity: &Row) -> Current {
+    match store::find_any(state, identity.id).await {
+        Ok(Some(now)) if now.enabled && now.updated_at == identity.updated_at => Current::Yes,
+        Ok(_) => Current::Stale,
+        Err(e) => {
+            tracing::warn!("chat relay: identity {}: reading it failed: {e}", identity.id);
+            Current::Stale
+        }
+    }
+}
+
+async fn handle(state: &AppState, client: &Client, keys: &Keys, runner: &Runner<'_>, event: &Event) -> Current {
     let identity = runner.identity;
+    // A change commits before the harness hears of it: decide by the stored settings only.
+    if current(state, identity).await == Current::Stale {
+        return Current::Stale;
+    }
     let incoming = open(client, keys, event).await;
     // A created_at in the future must not move the cursor past messages still to come.
     let seen = event.created_at.as_secs().min(Timestamp::now().as_secs());
@@ -196,20 +243,20 @@ async fn handle(state: &AppState, client: &Client, keys: &Keys, runner: &Runner<
     }
     let Some(incoming) = incoming else {
         tracing::debug!("chat relay: identity {}: event {} is no direct message to it", identity.id, event.id);
-        return;
+        return Current::Yes;
     };
     // Messages written before the identity existed are history, not requests.
     if incoming.written_at < (identity.created_at / 1_000_000) as u64 || incoming.sender == keys.public_key() {
-        return;
+        return Current::Yes;
     }
     // Every message is claimed once, answered or not: one passed over stays
     // so when `respond_to` later widens.
     match store::claim(state, identity.account_id, &identity.pubkey, &event.id.to_hex()).await {
         Ok(true) => {}
-        Ok(false) => return,
+        Ok(false) => return Current::Yes,
         Err(e) => {
             tracing::warn!("chat relay: identity {}: claiming event {} failed: {e}", identity.id, event.id);
-            return;
+            return Current::Yes;
         }
     }
     let sender = incoming.sender.to_hex();
@@ -217,14 +264,14 @@ async fn handle(state: &AppState, client: &Client, keys: &Keys, runner: &Runner<
         || incoming.text.trim().is_empty()
     {
         tracing::debug!("chat relay: identity {}: event {} is not answered (respond_to)", identity.id, event.id);
-        return;
+        return Current::Yes;
     }
     let started = now_micros();
     let text = match runner.run(&sender, &event.id.to_hex(), &incoming.text).await {
         Ok(text) => text,
         Err(e) => {
             tracing::warn!("chat relay: identity {}: event {} went unanswered: {e}", identity.id, event.id);
-            return;
+            return Current::Yes;
         }
     };
     let reply = match incoming.kind {
@@ -249,6 +296,7 @@ async fn handle(state: &AppState, client: &Client, keys: &Keys, runner: &Runner<
         ),
         Err(e) => tracing::warn!("chat relay: identity {}: the answer to {} was not sent: {e}", identity.id, event.id),
     }
+    Current::Yes
 }
 
 /// Sends an answer, retrying while the relay is away (it may be reconnecting).

@@ -234,18 +234,42 @@ async fn create_identity(
         created_at,
         updated_at: now,
     };
-    let mut tx = state.db.begin().await?;
-    let (status, action) = if existing.is_some() {
-        store::update(&mut tx, &row).await?;
-        (StatusCode::OK, "chat_relay_identity.updated")
+    let status = if existing.is_some() {
+        save(&state, &p, &row, Write::Update).await?;
+        StatusCode::OK
+    } else if let Err(e) = save(&state, &p, &row, Write::Insert).await {
+        // The vault was made for this identity only (a concurrent provision of the same key loses here).
+        api::delete_vault(&api, &p, vault_id).await;
+        return Err(e);
     } else {
-        store::insert(&mut tx, &row).await?;
-        (StatusCode::CREATED, "chat_relay_identity.created")
+        StatusCode::CREATED
     };
-    audit::record(&mut *tx, &Actor::key(&p), action, Some(("chat_relay_identity", id))).await?;
-    tx.commit().await?;
     wake(&state);
     Ok((status, ok(find(&state, &p, id).await?.view())))
+}
+
+#[derive(Clone, Copy)]
+enum Write {
+    Insert,
+    Update,
+}
+
+/// Writes an identity and its audit row in one transaction.
+async fn save(state: &AppState, p: &Principal, row: &Row, write: Write) -> ApiResult<()> {
+    let mut tx = state.db.begin().await?;
+    let action = match write {
+        Write::Insert => {
+            store::insert(&mut tx, row).await?;
+            "chat_relay_identity.created"
+        }
+        Write::Update => {
+            store::update(&mut tx, row).await?;
+            "chat_relay_identity.updated"
+        }
+    };
+    audit::record(&mut *tx, &Actor::key(p), action, Some(("chat_relay_identity", row.id))).await?;
+    tx.commit().await?;
+    Ok(())
 }
 
 /// One identity (never its private key).
@@ -305,10 +329,7 @@ async fn update_identity(
     row.sandbox_mode = req.sandbox_mode.unwrap_or(row.sandbox_mode);
     row.enabled = req.enabled.unwrap_or(row.enabled);
     row.updated_at = now_micros();
-    let mut tx = state.db.begin().await?;
-    store::update(&mut tx, &row).await?;
-    audit::record(&mut *tx, &Actor::key(&p), "chat_relay_identity.updated", Some(("chat_relay_identity", id))).await?;
-    tx.commit().await?;
+    save(&state, &p, &row, Write::Update).await?;
     wake(&state);
     Ok(ok(find(&state, &p, id).await?.view()))
 }

@@ -117,6 +117,13 @@ pub async fn find(state: &AppState, account_id: Uuid, id: Uuid) -> Result<Option
     row.as_ref().map(Row::from_row).transpose()
 }
 
+/// Identity `id` of whichever account (the harness).
+pub async fn find_any(state: &AppState, id: Uuid) -> Result<Option<Row>, sqlx::Error> {
+    let sql = format!("SELECT {COLUMNS} FROM chat_relay_identities WHERE id = $1");
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id.to_string()).fetch_optional(&state.db.pool).await?;
+    row.as_ref().map(Row::from_row).transpose()
+}
+
 /// The account's identity with public key `pubkey` (provisioning is idempotent on it).
 pub async fn by_pubkey(state: &AppState, account_id: Uuid, pubkey: &str) -> Result<Option<Row>, sqlx::Error> {
     let sql = format!("SELECT {COLUMNS} FROM chat_relay_identities WHERE account_id = $1 AND pubkey = $2");

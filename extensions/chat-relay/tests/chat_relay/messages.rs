@@ -16,7 +16,7 @@ async fn app(b: Backend) -> TestApp {
     static LOG: std::sync::Once = std::sync::Once::new();
     LOG.call_once(|| {
         let filter = tracing_subscriber::EnvFilter::from_default_env();
-        tracing_subscriber::fmt().with_env_filter(filter).with_test_writer().init();
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
     });
     crate::common::ensure_sandboxd();
     scripted_app(b, &[("features.chat_relay", json!(true)), ("chat_relay.allow_insecure_relays", json!(true))]).await
