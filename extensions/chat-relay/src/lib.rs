@@ -25,7 +25,6 @@ use acs_platform::console::Api;
 use acs_platform::db::Backend;
 use acs_platform::error::{ApiError, ApiResult};
 use acs_platform::extension::{BoxError, BoxFuture, ExportSink, Extension, Registration, RouteGroup, Worker};
-use acs_platform::http::extract::Validator;
 use acs_platform::http::{Data, Json, Path, ok};
 use acs_platform::state::AppState;
 use acs_platform::time_fmt::now_micros;
@@ -39,7 +38,7 @@ use utoipa_axum::routes;
 use uuid::Uuid;
 
 use config::ChatRelayConfig;
-use model::{ChatRelayIdentity, ChatRelayIdentityProvision, ChatRelayIdentityUpdate, RespondTo};
+use model::{ChatRelayIdentity, ChatRelayIdentityProvision, ChatRelayIdentityUpdate};
 use store::Row;
 
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("migrations/sqlite");
@@ -131,27 +130,6 @@ async fn find(state: &AppState, p: &Principal, id: Uuid) -> ApiResult<Row> {
     store::find(state, p.account_id, id).await?.ok_or_else(|| ApiError::not_found("Chat relay identity"))
 }
 
-fn check_name(v: &mut Validator, name: &str) {
-    v.check(rules::name_ok(name), "name", "should be 1 to 200 character(s)");
-}
-
-fn check_display_name(v: &mut Validator, name: Option<&str>) {
-    v.check(name.is_none_or(rules::name_ok), "display_name", "should be 1 to 200 character(s)");
-}
-
-fn check_relay(v: &mut Validator, state: &AppState, url: &str) {
-    if let Err(msg) = rules::check_relay_url(url, config::of(state).allow_insecure_relays) {
-        v.check(false, "relay_url", msg);
-    }
-}
-
-fn check_allowlist(v: &mut Validator, mode: RespondTo, keys: &[String]) -> Vec<String> {
-    rules::allowlist(mode, keys).unwrap_or_else(|msg| {
-        v.check(false, "respond_to_allowlist", msg);
-        Vec::new()
-    })
-}
-
 /// The agent and environment named exist for the caller (core's 404 otherwise).
 async fn check_references(api: &Api, p: &Principal, agent_id: Uuid, environment_id: Option<Uuid>) -> ApiResult<()> {
     api::check_exists(api, p, "agents", agent_id).await?;
@@ -185,27 +163,9 @@ async fn create_identity(
     Json(req): Json<ChatRelayIdentityProvision>,
 ) -> ApiResult<(StatusCode, Data<ChatRelayIdentity>)> {
     p.require_full()?;
-    let mut v = Validator::default();
-    check_name(&mut v, &req.name);
-    check_display_name(&mut v, req.display_name.as_deref());
-    check_relay(&mut v, &state, &req.relay_url);
-    let pubkey = rules::hex_key(&req.pubkey);
-    match &pubkey {
-        None => v.check(false, "pubkey", "must be 64 hexadecimal characters"),
-        Some(pubkey) => match rules::keys_of(&req.private_key_nsec, pubkey) {
-            Ok(_) => {}
-            Err(rules::KeyProblem::NotNsec) => v.check(false, "private_key_nsec", "must be a bech32 nsec1 key"),
-            Err(rules::KeyProblem::Mismatch) => v.check(false, "pubkey", "is not the public key of private_key_nsec"),
-        },
-    }
-    let owner = rules::owner_of(&req.auth_tag);
-    v.check(owner.is_some(), "auth_tag", "must be a JSON array [\"auth\", \"<owner pubkey hex>\", ...]");
-    let respond_to = req.respond_to.unwrap_or_default();
-    let allowlist = check_allowlist(&mut v, respond_to, req.respond_to_allowlist.as_deref().unwrap_or_default());
-    v.finish()?;
-    let (Some(pubkey), Some(owner)) = (pubkey, owner) else { return Err(ApiError::internal()) };
+    let checked = rules::check_provision(&req, config::of(&state).allow_insecure_relays)?;
     check_references(&api, &p, req.agent_id, req.environment_id).await?;
-    let existing = store::by_pubkey(&state, p.account_id, &pubkey).await?;
+    let existing = store::by_pubkey(&state, p.account_id, &checked.pubkey).await?;
     let now = now_micros();
     let (id, vault_id, created_at, enabled, cursor_at) = match &existing {
         Some(row) => (row.id, row.vault_id, row.created_at, row.enabled, row.cursor_at),
@@ -221,13 +181,13 @@ async fn create_identity(
         agent_id: req.agent_id,
         environment_id: req.environment_id,
         vault_id,
-        pubkey,
+        pubkey: checked.pubkey,
         sealed_nsec,
         auth_tag: req.auth_tag,
-        owner_pubkey: owner,
+        owner_pubkey: checked.owner,
         relay_url: req.relay_url,
-        respond_to,
-        allowlist,
+        respond_to: checked.respond_to,
+        allowlist: checked.allowlist,
         sandbox_mode: req.sandbox_mode,
         enabled,
         cursor_at,
@@ -301,19 +261,8 @@ async fn update_identity(
 ) -> ApiResult<Data<ChatRelayIdentity>> {
     p.require_full()?;
     let mut row = find(&state, &p, id).await?;
-    let mut v = Validator::default();
-    if let Some(name) = &req.name {
-        check_name(&mut v, name);
-    }
-    if let Some(display_name) = &req.display_name {
-        check_display_name(&mut v, display_name.as_deref());
-    }
-    if let Some(url) = &req.relay_url {
-        check_relay(&mut v, &state, url);
-    }
-    let respond_to = req.respond_to.unwrap_or(row.respond_to);
-    let allowlist = check_allowlist(&mut v, respond_to, req.respond_to_allowlist.as_deref().unwrap_or(&row.allowlist));
-    v.finish()?;
+    let allowlist =
+        rules::check_update(&req, &row.allowlist, row.respond_to, config::of(&state).allow_insecure_relays)?;
     let agent_id = req.agent_id.unwrap_or(row.agent_id);
     let environment_id = req.environment_id.unwrap_or(row.environment_id);
     if req.agent_id.is_some() || req.environment_id.flatten().is_some() {
@@ -324,7 +273,7 @@ async fn update_identity(
     row.relay_url = req.relay_url.unwrap_or(row.relay_url);
     row.agent_id = agent_id;
     row.environment_id = environment_id;
-    row.respond_to = respond_to;
+    row.respond_to = req.respond_to.unwrap_or(row.respond_to);
     row.allowlist = allowlist;
     row.sandbox_mode = req.sandbox_mode.unwrap_or(row.sandbox_mode);
     row.enabled = req.enabled.unwrap_or(row.enabled);

@@ -1,9 +1,11 @@
 //! The field rules of identities and whom an identity answers: plain
 //! functions, no state.
 
+use acs_platform::error::ApiError;
+use acs_platform::http::extract::Validator;
 use nostr_sdk::prelude::{FromBech32, Keys, SecretKey};
 
-use crate::model::RespondTo;
+use crate::model::{ChatRelayIdentityProvision, ChatRelayIdentityUpdate, RespondTo};
 
 /// `name` is 1 to 200 characters.
 pub const MAX_NAME: usize = 200;
@@ -82,6 +84,76 @@ pub fn answers(mode: RespondTo, owner: &str, allowlist: &[String], sender: &str)
         RespondTo::OwnerOnly => sender == owner,
         RespondTo::Allowlist => sender == owner || allowlist.iter().any(|k| k == sender),
     }
+}
+
+/// A provision request as checked: the keys lowercased, the owner out of the auth tag.
+pub struct Provision {
+    pub pubkey: String,
+    pub owner: String,
+    pub respond_to: RespondTo,
+    pub allowlist: Vec<String>,
+}
+
+/// Every rule of a provision request, all its problems at once (422 `validation_failed`).
+pub fn check_provision(req: &ChatRelayIdentityProvision, allow_insecure: bool) -> Result<Provision, ApiError> {
+    let mut v = Validator::default();
+    check_names(&mut v, Some(&req.name), req.display_name.as_deref());
+    check_relay(&mut v, &req.relay_url, allow_insecure);
+    let pubkey = hex_key(&req.pubkey);
+    match &pubkey {
+        None => v.check(false, "pubkey", "must be 64 hexadecimal characters"),
+        Some(pubkey) => match keys_of(&req.private_key_nsec, pubkey) {
+            Ok(_) => {}
+            Err(KeyProblem::NotNsec) => v.check(false, "private_key_nsec", "must be a bech32 nsec1 key"),
+            Err(KeyProblem::Mismatch) => v.check(false, "pubkey", "is not the public key of private_key_nsec"),
+        },
+    }
+    let owner = owner_of(&req.auth_tag);
+    v.check(owner.is_some(), "auth_tag", "must be a JSON array [\"auth\", \"<owner pubkey hex>\", ...]");
+    let respond_to = req.respond_to.unwrap_or_default();
+    let allowlist = check_allowlist(&mut v, respond_to, req.respond_to_allowlist.as_deref().unwrap_or_default());
+    v.finish()?;
+    match (pubkey, owner) {
+        (Some(pubkey), Some(owner)) => Ok(Provision { pubkey, owner, respond_to, allowlist }),
+        _ => Err(ApiError::internal()),
+    }
+}
+
+/// The rules of the fields a change names; the allowlist that will hold
+/// (`current` when the change names none).
+pub fn check_update(
+    req: &ChatRelayIdentityUpdate,
+    current: &[String],
+    current_mode: RespondTo,
+    allow_insecure: bool,
+) -> Result<Vec<String>, ApiError> {
+    let mut v = Validator::default();
+    check_names(&mut v, req.name.as_deref(), req.display_name.clone().flatten().as_deref());
+    if let Some(url) = &req.relay_url {
+        check_relay(&mut v, url, allow_insecure);
+    }
+    let mode = req.respond_to.unwrap_or(current_mode);
+    let allowlist = check_allowlist(&mut v, mode, req.respond_to_allowlist.as_deref().unwrap_or(current));
+    v.finish()?;
+    Ok(allowlist)
+}
+
+fn check_names(v: &mut Validator, name: Option<&str>, display_name: Option<&str>) {
+    v.check(name.is_none_or(name_ok), "name", "should be 1 to 200 character(s)");
+    v.check(display_name.is_none_or(name_ok), "display_name", "should be 1 to 200 character(s)");
+}
+
+fn check_relay(v: &mut Validator, url: &str, allow_insecure: bool) {
+    if let Err(msg) = check_relay_url(url, allow_insecure) {
+        v.check(false, "relay_url", msg);
+    }
+}
+
+fn check_allowlist(v: &mut Validator, mode: RespondTo, keys: &[String]) -> Vec<String> {
+    allowlist(mode, keys).unwrap_or_else(|msg| {
+        v.check(false, "respond_to_allowlist", msg);
+        Vec::new()
+    })
 }
 
 #[cfg(test)]

@@ -13,8 +13,10 @@ use uuid::Uuid;
 
 use crate::store::Row;
 
-/// How often a running turn is looked at.
-const POLL: Duration = Duration::from_millis(250);
+/// How often a running turn is looked at: first soon, then less often, so a
+/// long turn stays far below the per-credential request limit (spec 8).
+const POLL_FIRST: Duration = Duration::from_millis(250);
+const POLL_MAX: Duration = Duration::from_secs(2);
 /// The longest a turn is waited for; the message then goes unanswered.
 const TURN_DEADLINE: Duration = Duration::from_secs(3600);
 /// How long a prompt is retried while another turn of the conversation runs.
@@ -102,6 +104,7 @@ impl Runner<'_> {
     async fn wait(&self, conversation: Uuid, event_id: &str) -> Result<Uuid, TurnError> {
         let deadline = tokio::time::Instant::now() + TURN_DEADLINE;
         let mut turn: Option<Uuid> = None;
+        let mut poll = POLL_FIRST;
         while tokio::time::Instant::now() < deadline {
             if turn.is_none() {
                 turn = self.turn_of(conversation, event_id).await?;
@@ -111,14 +114,19 @@ impl Runner<'_> {
             {
                 return Ok(turn);
             }
-            self.pause(POLL).await?;
+            self.pause(poll).await?;
+            poll = (poll * 2).min(POLL_MAX);
         }
         Err(TurnError::Timeout)
     }
 
-    /// The turn that carries our `client_request_id` (spec 4.1: compare before binding work to it).
+    /// The turn that carries our `client_request_id` (spec 4.1: compare before binding work to it);
+    /// none yet, too, while the caller is over its request limit.
     async fn turn_of(&self, conversation: Uuid, event_id: &str) -> Result<Option<Uuid>, TurnError> {
         let answer = self.call(Method::GET, &format!("/api/conversations/{conversation}/turns"), None).await;
+        if answer.status == StatusCode::TOO_MANY_REQUESTS {
+            return Ok(None);
+        }
         if !answer.ok() {
             return Err(TurnError::Refused("GET /turns", answer.status, answer.message()));
         }
@@ -131,10 +139,13 @@ impl Runner<'_> {
             .and_then(|s| s.parse().ok()))
     }
 
-    /// Whether the log holds the turn's closing `turn` stage event.
+    /// Whether the log holds the turn's closing `turn` stage event (not yet, while over the limit).
     async fn turn_closed(&self, conversation: Uuid, turn: Uuid) -> Result<bool, TurnError> {
         let path = format!("/api/conversations/{conversation}/events?order=desc&limit=200");
         let answer = self.call(Method::GET, &path, None).await;
+        if answer.status == StatusCode::TOO_MANY_REQUESTS {
+            return Ok(false);
+        }
         if !answer.ok() {
             return Err(TurnError::Refused("GET /events", answer.status, answer.message()));
         }
