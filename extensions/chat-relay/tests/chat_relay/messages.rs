@@ -102,11 +102,14 @@ async fn a_restart_answers_nothing_twice_and_a_dropped_relay_is_redialled(b: Bac
     owner.nip17(me, "say: one").await;
     assert_eq!(owner.wait_for(1).await[0].text, "one");
 
-    // Another server on the same database reads the relay's history again from its cursor.
+    // Another server on the same database reads the relay's history again from its cursor,
+    // and a replica beside it hears every message too: each is answered once.
     app.restart().await;
+    let replica = app.replica().await;
     owner.nip04(me, "say: two").await;
     let got = owner.wait_for(2).await;
     assert_eq!(got[1].text, "two");
+    replica.shutdown().await.unwrap();
 
     // The relay drops every connection and comes back empty on the same port.
     let relay = relay.restart().await;
@@ -116,6 +119,12 @@ async fn a_restart_answers_nothing_twice_and_a_dropped_relay_is_redialled(b: Bac
     tokio::time::sleep(Duration::from_millis(500)).await;
     let texts: Vec<String> = owner.received().into_iter().map(|r| r.text).collect();
     assert_eq!(texts, ["one", "two", "three"]);
+    // The private key is in no event of the conversation the messages ran in.
+    let r = app.get("/api/conversations", &u.key).await;
+    let conversation = r.body["data"][0]["id"].as_str().unwrap().to_owned();
+    let r = app.get(&format!("/api/conversations/{conversation}/events?limit=5000"), &u.key).await;
+    assert!(r.status.is_success() && r.text.contains("three"), "{}", r.text);
+    assert!(!r.text.contains(&keys.nsec) && !r.text.contains(&keys.keys.secret_key().to_secret_hex()));
     drop(relay);
 }
 
