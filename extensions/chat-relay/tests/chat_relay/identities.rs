@@ -219,7 +219,26 @@ async fn a_restricted_key_may_read_but_not_provision(b: Backend) {
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);
 }
 
+async fn an_account_deletion_removes_its_identities(b: Backend) {
+    let app = app(b).await;
+    let u = app.user().await;
+    let other = app.user().await;
+    for user in [&u, &other] {
+        let agent = acp_agent(&app, user, "/bin/true", json!({})).await;
+        provisioned(&app, user, provision(&identity_keys(), "wss://relay.example", &identity_keys().pubkey, agent))
+            .await;
+    }
+    let r = app.request(Method::DELETE, "/api/account", Some(&u.key), Some(json!({"confirm": u.email}))).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
+    let left: Vec<String> = sqlx::query_scalar("SELECT account_id FROM chat_relay_identities")
+        .fetch_all(&app.state().db.pool)
+        .await
+        .unwrap();
+    assert_eq!(left, vec![other.id.clone()]);
+}
+
 acs_testkit::both!(
+    an_account_deletion_removes_its_identities,
     provisioning_follows_the_field_rules,
     provisioning_is_idempotent_on_the_pubkey,
     routes_answer_404_with_the_flag_off,
