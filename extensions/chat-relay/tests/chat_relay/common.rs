@@ -35,12 +35,24 @@ impl TestRelay {
     }
 
     async fn on(port: Option<u16>) -> TestRelay {
-        let mut builder = RelayBuilder::default().addr(IpAddr::V4(Ipv4Addr::LOCALHOST));
-        if let Some(port) = port {
-            builder = builder.port(port);
-        }
-        let relay = LocalRelay::new(builder);
-        relay.run().await.expect("the relay starts");
+        // A free port is picked before it is bound, so tests running at once may collide: try again.
+        let mut tries = 0;
+        let relay = loop {
+            let mut builder = RelayBuilder::default().addr(IpAddr::V4(Ipv4Addr::LOCALHOST));
+            if let Some(port) = port {
+                builder = builder.port(port);
+            }
+            let relay = LocalRelay::new(builder);
+            match relay.run().await {
+                Ok(()) => break relay,
+                Err(e) if tries < 50 => {
+                    tries += 1;
+                    eprintln!("the relay did not start ({e}); trying again");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => panic!("the relay does not start: {e}"),
+            }
+        };
         let url = relay.url().await.to_string().trim_end_matches('/').to_owned();
         let port = url.rsplit(':').next().unwrap().parse().unwrap();
         TestRelay { relay, port, url }

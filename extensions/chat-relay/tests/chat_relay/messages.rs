@@ -67,6 +67,9 @@ async fn answers_in_the_kind_it_was_asked_by_respond_to(b: Backend) {
     let r = app.get("/api/conversations", &u.key).await;
     let convs = r.body["data"].as_array().unwrap();
     assert_eq!(convs.len(), 1, "{}", r.text);
+    assert_eq!(convs[0]["channel_id"], json!(owner.hex()));
+    assert_eq!(convs[0]["vault_id"], made["vault_id"]);
+    assert_eq!(convs[0]["agent_id"], made["agent_id"]);
 
     // Allowlist: the friend is answered, the stranger still not.
     patch(&app, &u, &made, json!({"respond_to": "allowlist", "respond_to_allowlist": [friend.hex()]})).await;
@@ -128,7 +131,27 @@ async fn a_restart_answers_nothing_twice_and_a_dropped_relay_is_redialled(b: Bac
     drop(relay);
 }
 
+async fn turns_run_with_the_identitys_environment_and_sandbox_mode(b: Backend) {
+    let app = app(b).await;
+    let u = app.user().await;
+    let relay = TestRelay::start().await;
+    let owner = Person::join(&relay).await;
+    let env = app.post("/api/environments", &u.key, json!({"name": "relay env"})).await;
+    assert_eq!(env.status, StatusCode::CREATED, "{}", env.text);
+    let env = env.body["data"]["id"].clone();
+    let extra = json!({"environment_id": env, "sandbox_mode": "persistent"});
+    let (keys, _) = identity(&app, &u, &relay, &owner, extra).await;
+    owner.nip04(keys.keys.public_key(), "say: at home").await;
+    assert_eq!(owner.wait_for(1).await[0].text, "at home");
+    let r = app.get("/api/conversations", &u.key).await;
+    let conversation = &r.body["data"][0];
+    assert_eq!(conversation["environment_id"], env, "{}", r.text);
+    let sandbox = app.get(&format!("/api/sandboxes/{}", conversation["sandbox_id"].as_str().unwrap()), &u.key).await;
+    assert_eq!(sandbox.body["data"]["mode"], "persistent", "{}", sandbox.text);
+}
+
 acs_testkit::both!(
+    turns_run_with_the_identitys_environment_and_sandbox_mode,
     answers_in_the_kind_it_was_asked_by_respond_to,
     a_restart_answers_nothing_twice_and_a_dropped_relay_is_redialled,
 );
