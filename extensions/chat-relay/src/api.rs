@@ -9,7 +9,7 @@ use acs_platform::console::{Answer, Api};
 use acs_platform::error::{ApiError, FieldErrors};
 use acs_platform::principal::{Principal, Scope, Via};
 use acs_platform::state::AppState;
-use axum::http::Method;
+use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
@@ -64,10 +64,20 @@ pub async fn create_vault(api: &Api, caller: &Principal, name: &str) -> Result<U
     })
 }
 
+/// The identity's vault `vault_id`, or a new one when its owner deleted it.
+pub async fn vault_or_new(api: &Api, caller: &Principal, vault_id: Uuid, name: &str) -> Result<Uuid, ApiError> {
+    let answer = api.call(caller.clone(), caller.ip, Method::GET, &format!("/api/vaults/{vault_id}"), None).await;
+    match answer.status {
+        s if s.is_success() => Ok(vault_id),
+        StatusCode::NOT_FOUND => create_vault(api, caller, name).await,
+        _ => Err(refusal(&answer)),
+    }
+}
+
 /// Deletes an identity's vault; a failure is logged (the vault stays, the owner may delete it).
 pub async fn delete_vault(api: &Api, caller: &Principal, vault_id: Uuid) {
     let answer = api.call(caller.clone(), caller.ip, Method::DELETE, &format!("/api/vaults/{vault_id}"), None).await;
-    if !answer.ok() && answer.status != axum::http::StatusCode::NOT_FOUND {
+    if !answer.ok() && answer.status != StatusCode::NOT_FOUND {
         tracing::warn!(%vault_id, status = %answer.status, "chat relay: the identity's vault was not deleted: {}", answer.message());
     }
 }

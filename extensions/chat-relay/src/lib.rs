@@ -168,7 +168,13 @@ async fn create_identity(
     let existing = store::by_pubkey(&state, p.account_id, &checked.pubkey).await?;
     let now = now_micros();
     let (id, vault_id, created_at, enabled, cursor_at) = match &existing {
-        Some(row) => (row.id, row.vault_id, row.created_at, row.enabled, row.cursor_at),
+        Some(row) => (
+            row.id,
+            api::vault_or_new(&api, &p, row.vault_id, &req.name).await?,
+            row.created_at,
+            row.enabled,
+            row.cursor_at,
+        ),
         None => (Uuid::now_v7(), api::create_vault(&api, &p, &req.name).await?, now, true, None),
     };
     let sealed_nsec =

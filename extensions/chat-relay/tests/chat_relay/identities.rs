@@ -183,6 +183,14 @@ async fn provisioning_is_idempotent_on_the_pubkey(b: Backend) {
     assert!(actions.contains(&"chat_relay_identity.created"), "{actions:?}");
     assert!(actions.contains(&"chat_relay_identity.updated"), "{actions:?}");
 
+    // A vault its owner deleted is made again by a re-provision.
+    assert_eq!(app.delete(&format!("/api/vaults/{vault}"), &u.key).await.status, StatusCode::NO_CONTENT);
+    let r = app.post(PATH, &u.key, provision(&id, "wss://relay.example", &owner, agent)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let vault = r.body["data"]["vault_id"].as_str().unwrap().to_owned();
+    assert_ne!(json!(vault), first["vault_id"]);
+    assert_eq!(app.get(&format!("/api/vaults/{vault}"), &u.key).await.status, StatusCode::OK);
+
     // DELETE: gone, and its vault with it.
     let r = app.delete(&one, &u.key).await;
     assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.text);
