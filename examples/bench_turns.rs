@@ -201,17 +201,26 @@ async fn main() {
             .json(&json!({"agent_id": agent_id, "prompt": "say: hi"}));
         creates.spawn(async move { req.send().await.map(|r| r.status()) });
     }
+    // The stream is read while the answers come, as a client would.
     let mut refused = 0;
-    while let Some(r) = creates.join_next().await {
-        if !matches!(r, Ok(Ok(s)) if s == 201) {
-            refused += 1;
-        }
-    }
-    let created_s = started.elapsed().as_secs_f64();
+    let mut pending = burst;
+    let mut created_s = 0.0;
     let mut firsts: std::collections::HashMap<String, f64> = Default::default();
     while firsts.len() < burst - refused {
-        let (conversation, at) = next_output(&mut stream, &mut buf).await;
-        firsts.entry(conversation).or_insert_with(|| at.duration_since(started).as_secs_f64() * 1000.0);
+        tokio::select! {
+            Some(r) = creates.join_next(), if pending > 0 => {
+                pending -= 1;
+                if !matches!(r, Ok(Ok(s)) if s == 201) {
+                    refused += 1;
+                }
+                if pending == 0 {
+                    created_s = started.elapsed().as_secs_f64();
+                }
+            }
+            (conversation, at) = next_output(&mut stream, &mut buf) => {
+                firsts.entry(conversation).or_insert_with(|| at.duration_since(started).as_secs_f64() * 1000.0);
+            }
+        }
     }
     let mut bursts: Vec<f64> = firsts.values().copied().collect();
     let burst_ids: Vec<String> = firsts.into_keys().collect();

@@ -12,6 +12,8 @@ pub use acs_core as core;
 // `inventory::submit!` would silently vanish (DESIGN section 8).
 #[cfg(feature = "admin")]
 use acs_ext_admin as _;
+#[cfg(feature = "chat-relay")]
+use acs_ext_chat_relay as _;
 #[cfg(feature = "support")]
 use acs_ext_support as _;
 #[cfg(feature = "webhooks")]

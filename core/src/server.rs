@@ -210,8 +210,10 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
     }
     let (router, api) = routes.split_for_parts();
     // The console's pages ask this router in process (`console::api`); it
-    // reaches them as a request extension, never through the state it holds.
+    // reaches them as a request extension. Extensions' workers find it in
+    // the slots: a cycle through the state, broken at shutdown.
     let in_process = crate::console::Api(router.clone().with_state(state.clone()));
+    state.put_any(Arc::new(in_process.clone()));
     let nav = crate::console::links()
         .into_iter()
         .map(|l| (None, l))
@@ -371,6 +373,7 @@ pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, Box
         for ext in &exts {
             ext.on_stop(&st).await;
         }
+        st.remove::<crate::console::Api>();
         st.db.pool.close().await;
         served.map_err(BoxError::from)
     });

@@ -719,6 +719,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/chat-relay/identities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's chat-relay identities, newest first. */
+        get: operations["listChatRelayIdentities"];
+        put?: never;
+        /**
+         * Provisions an identity: 201 when new, 200 when the caller already had one
+         *     with this `pubkey` (every field is then replaced; an omitted
+         *     `environment_id` or `sandbox_mode` clears it). The private key is sealed
+         *     on the server and never returned. Full-scope key.
+         */
+        post: operations["createChatRelayIdentity"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/chat-relay/identities/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One identity (never its private key). */
+        get: operations["getChatRelayIdentity"];
+        put?: never;
+        post?: never;
+        /**
+         * Deletes an identity: its relay connection closes, its sealed key and the
+         *     vault made for it go. Full-scope key.
+         */
+        delete: operations["deleteChatRelayIdentity"];
+        options?: never;
+        head?: never;
+        /**
+         * Changes an identity; fields not named keep their value, `enabled: false`
+         *     closes its relay connection. A change restarts its harness. Full-scope key.
+         */
+        patch: operations["updateChatRelayIdentity"];
+        trace?: never;
+    };
     "/api/claimable-users": {
         parameters: {
             query?: never;
@@ -2407,6 +2455,98 @@ export interface components {
         Category: "bug" | "stuck" | "question" | "idea" | "other";
         /** @enum {string} */
         ChangeKind: "added" | "copied" | "deleted" | "ignored" | "modified" | "renamed" | "type_changed" | "unchanged" | "unmerged" | "untracked";
+        /** @description A hosted chat-relay identity. Its private key is never part of it. */
+        ChatRelayIdentity: {
+            /**
+             * Format: uuid
+             * @description The agent that answers.
+             */
+            agent_id: string;
+            display_name?: string | null;
+            /** @description Whether the harness keeps a connection to the relay for it. */
+            enabled: boolean;
+            /**
+             * Format: uuid
+             * @description Provision from this environment instead of the agent's.
+             */
+            environment_id?: string | null;
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            inserted_at: string;
+            name: string;
+            /** @description The identity's public key, 64 hexadecimal characters. */
+            pubkey: string;
+            relay_url: string;
+            respond_to: components["schemas"]["RespondTo"];
+            /** @description Keys answered besides the owner in `allowlist` mode. */
+            respond_to_allowlist: string[];
+            sandbox_mode?: components["schemas"]["SandboxMode"] | null;
+            /** Format: date-time */
+            updated_at: string;
+            /**
+             * Format: uuid
+             * @description The vault the identity's conversations run with (created for it; it never holds the private key).
+             */
+            vault_id: string;
+        };
+        /** @description The single-object and list envelope: `{data: ...}`. */
+        ChatRelayIdentityData: {
+            data: components["schemas"]["ChatRelayIdentity"];
+        };
+        /** @description The single-object and list envelope: `{data: ...}`. */
+        ChatRelayIdentityList: {
+            data: components["schemas"]["ChatRelayIdentity"][];
+        };
+        /**
+         * @description The provision request: creates the identity, or updates the caller's
+         *     identity with the same `pubkey`. Deliberately not `Debug`: it holds the private key.
+         */
+        ChatRelayIdentityProvision: {
+            /** Format: uuid */
+            agent_id: string;
+            /** @description The owner attestation tag, a JSON array string: `["auth","<owner pubkey hex>", ...]`. */
+            auth_tag: string;
+            display_name?: string | null;
+            /**
+             * Format: uuid
+             * @description Omitted clears a previous value.
+             */
+            environment_id?: string | null;
+            /** @description 1 to 200 characters. */
+            name: string;
+            /** @description Bech32 `nsec1...`: sealed on the server, never returned, never in a sandbox. */
+            private_key_nsec: string;
+            /** @description 64 hexadecimal characters: the public key of `private_key_nsec`. */
+            pubkey: string;
+            /** @description `wss://` (also `ws://` where `chat_relay.allow_insecure_relays` is on). */
+            relay_url: string;
+            respond_to?: components["schemas"]["RespondTo"] | null;
+            /** @description 64-hex keys; required non-empty in `allowlist` mode. */
+            respond_to_allowlist?: string[] | null;
+            sandbox_mode?: components["schemas"]["SandboxMode"] | null;
+        };
+        /**
+         * @description A change to an identity; fields not named keep their value. The key pair
+         *     and the owner change by provisioning again.
+         */
+        ChatRelayIdentityUpdate: {
+            /** Format: uuid */
+            agent_id?: string | null;
+            /** @description Null clears it. */
+            display_name?: string | null;
+            enabled?: boolean | null;
+            /**
+             * Format: uuid
+             * @description Null clears it.
+             */
+            environment_id?: string | null;
+            name?: string | null;
+            relay_url?: string | null;
+            respond_to?: components["schemas"]["RespondTo"] | null;
+            respond_to_allowlist?: string[] | null;
+            sandbox_mode?: components["schemas"]["SandboxMode"] | null;
+        };
         /** @description The checkpoint taken the last time the home parked. */
         Checkpoint: {
             /** Format: date-time */
@@ -3433,6 +3573,12 @@ export interface components {
             /** @description `https://` URL without credentials in it. */
             url: string;
         };
+        /**
+         * @description Whom an identity answers: its owner (the key in `auth_tag`), the owner and
+         *     the allowlist, anyone, or nobody.
+         * @enum {string}
+         */
+        RespondTo: "owner-only" | "allowlist" | "anyone" | "nobody";
         /** @enum {string} */
         Role: "user" | "agent";
         /** @description A result row. */
@@ -8002,6 +8148,397 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description Rate limited; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listChatRelayIdentities: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatRelayIdentityList"];
+                };
+            };
+            /** @description Missing, invalid or expired API key (`reason` names which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's scope does not allow this (`reason: insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Accept` header admits no JSON (checked before anything else) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description Rate limited; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createChatRelayIdentity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChatRelayIdentityProvision"];
+            };
+        };
+        responses: {
+            /** @description Re-provisioned: the identity with this pubkey, updated */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatRelayIdentityData"];
+                };
+            };
+            /** @description Provisioned */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatRelayIdentityData"];
+                };
+            };
+            /** @description Missing, invalid or expired API key (`reason` names which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's scope does not allow this (`reason: insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: the agent or environment */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Accept` header admits no JSON (checked before anything else) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over `limits.max_body_bytes` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `validation_failed` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getChatRelayIdentity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatRelayIdentityData"];
+                };
+            };
+            /** @description Missing, invalid or expired API key (`reason` names which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's scope does not allow this (`reason: insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Accept` header admits no JSON (checked before anything else) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description Rate limited; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteChatRelayIdentity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, invalid or expired API key (`reason` names which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's scope does not allow this (`reason: insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Accept` header admits no JSON (checked before anything else) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description Rate limited; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateChatRelayIdentity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChatRelayIdentityUpdate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatRelayIdentityData"];
+                };
+            };
+            /** @description Missing, invalid or expired API key (`reason` names which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's scope does not allow this (`reason: insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Accept` header admits no JSON (checked before anything else) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over `limits.max_body_bytes` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `validation_failed` */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description Rate limited; see `Retry-After` */

@@ -56,6 +56,11 @@ from .catalog_models import CatalogModels
 from .catalog_runtime_versions import CatalogRuntimeVersions
 from .category import Category
 from .change_kind import ChangeKind
+from .chat_relay_identity import ChatRelayIdentity
+from .chat_relay_identity_data import ChatRelayIdentityData
+from .chat_relay_identity_list import ChatRelayIdentityList
+from .chat_relay_identity_provision import ChatRelayIdentityProvision
+from .chat_relay_identity_update import ChatRelayIdentityUpdate
 from .checkpoint import Checkpoint
 from .claimable_user import ClaimableUser
 from .claimable_user_created_response import ClaimableUserCreatedResponse
@@ -199,6 +204,7 @@ from .registered import Registered
 from .registered_data import RegisteredData
 from .report_status import ReportStatus
 from .repository import Repository
+from .respond_to import RespondTo
 from .role import Role
 from .row import Row
 from .row_list import RowList
@@ -356,6 +362,11 @@ __all__ = (
     "CatalogRuntimeVersions",
     "Category",
     "ChangeKind",
+    "ChatRelayIdentity",
+    "ChatRelayIdentityData",
+    "ChatRelayIdentityList",
+    "ChatRelayIdentityProvision",
+    "ChatRelayIdentityUpdate",
     "Checkpoint",
     "ClaimableUser",
     "ClaimableUserCreatedResponse",
@@ -499,6 +510,7 @@ __all__ = (
     "RegisterRequest",
     "ReportStatus",
     "Repository",
+    "RespondTo",
     "Role",
     "Row",
     "RowList",

@@ -17,8 +17,9 @@ use crate::http::middleware::ClientIp;
 use crate::principal::Principal;
 
 /// The API's router with its state, given to every page as a request
-/// extension by the server assembly (never kept in the state itself, which
-/// the router holds: that would be a cycle).
+/// extension by the server assembly, and kept in the state's slots for
+/// extensions' workers (the router holds the state: the assembly removes it
+/// at shutdown to break that cycle).
 #[derive(Clone)]
 pub struct Api(pub axum::Router);
 

@@ -117,6 +117,14 @@ impl AppState {
         }
     }
 
+    /// Drops the value of type `T`: at shutdown, one that holds the state
+    /// itself (the in-process API's router), so the cycle breaks.
+    pub fn remove<T: Any + Send + Sync>(&self) {
+        if let Ok(mut m) = self.slots.0.write() {
+            m.remove(&TypeId::of::<T>());
+        }
+    }
+
     pub fn get<T: Any + Send + Sync>(&self) -> Option<Arc<T>> {
         let m = self.slots.0.read().ok()?;
         m.get(&TypeId::of::<T>()).cloned().and_then(|v| v.downcast::<T>().ok())
