@@ -353,6 +353,16 @@ async fn operators_see_the_fleet_and_triage_reports(b: Backend) {
     let replicas = fleet.body["data"]["replicas"].as_array().unwrap();
     assert!(replicas.iter().any(|r| r["alive"] == true && r["machines"].as_i64() >= Some(1)), "{}", fleet.text);
     assert_refused(&app.get("/api/admin/fleet", &u.key).await, StatusCode::FORBIDDEN, "insufficient_scope");
+    // One account's machines and usage.
+    let detail = app.get(&format!("/api/admin/accounts/{}", u.id), &ops.key).await;
+    assert_eq!(detail.status, StatusCode::OK, "{}", detail.text);
+    assert_eq!(detail.body["data"]["usage"]["conversations"], 1, "{}", detail.text);
+    assert_eq!(detail.body["data"]["usage"]["conversations_30d"], 1);
+    assert!(detail.body["data"]["usage"]["credits_spent_30d"].is_i64(), "{}", detail.text);
+    let mine = detail.body["data"]["machines"].as_array().unwrap();
+    assert!(mine.iter().any(|m| m["provider"] == "local" && m["count"] == 1), "{}", detail.text);
+    let theirs = app.get(&format!("/api/admin/accounts/{}", ops.id), &ops.key).await;
+    assert_eq!(theirs.body["data"]["machines"], json!([]), "{}", theirs.text);
 
     // Reports of every account, newest first, filtered and paged.
     for (category, message) in [("bug", "first"), ("idea", "second"), ("bug", "third")] {

@@ -283,7 +283,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One account with its live keys and latest ledger rows. */
+        /** One account with its live keys, latest ledger rows, machines and usage. */
         get: operations["getAdminAccount"];
         put?: never;
         post?: never;
@@ -2007,7 +2007,7 @@ export interface components {
         AdminAccountData: {
             data: components["schemas"]["AdminAccount"];
         };
-        /** @description One account: its fields, its keys and its latest ledger rows. */
+        /** @description One account: its fields, its keys, its latest ledger rows, its machines and usage. */
         AdminAccountDetail: components["schemas"]["AdminAccount"] & {
             /**
              * Format: int64
@@ -2016,6 +2016,9 @@ export interface components {
             api_keys: number;
             /** @description The 20 latest ledger rows, newest first. */
             ledger: components["schemas"]["AdminLedgerRow"][];
+            /** @description Its machines not terminated, by provider and state. */
+            machines: components["schemas"]["AdminMachineCount"][];
+            usage: components["schemas"]["AdminUsage"];
         };
         /** @description The single-object and list envelope: `{data: ...}`. */
         AdminAccountDetailData: {
@@ -2166,6 +2169,21 @@ export interface components {
         AdminSupportReportPage: {
             data: components["schemas"]["AdminSupportReport"][];
             meta: components["schemas"]["AdminSupportPageMeta"];
+        };
+        /** @description What the account used. */
+        AdminUsage: {
+            /** Format: int64 */
+            conversations: number;
+            /**
+             * Format: int64
+             * @description Conversations opened in the last 30 days.
+             */
+            conversations_30d: number;
+            /**
+             * Format: int64
+             * @description Credits spent in the last 30 days (hosted sandbox time and turns on platform credentials).
+             */
+            credits_spent_30d: number;
         };
         /** @description An agent: its current version's fields plus identity. */
         Agent: components["schemas"]["AgentSpec"] & {

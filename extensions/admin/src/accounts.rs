@@ -80,7 +80,7 @@ pub struct AdminLedgerRow {
     pub inserted_at: OffsetDateTime,
 }
 
-/// One account: its fields, its keys and its latest ledger rows.
+/// One account: its fields, its keys, its latest ledger rows, its machines and usage.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct AdminAccountDetail {
     #[serde(flatten)]
@@ -89,6 +89,19 @@ pub struct AdminAccountDetail {
     pub api_keys: i64,
     /// The 20 latest ledger rows, newest first.
     pub ledger: Vec<AdminLedgerRow>,
+    /// Its machines not terminated, by provider and state.
+    pub machines: Vec<crate::fleet::AdminMachineCount>,
+    pub usage: AdminUsage,
+}
+
+/// What the account used.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct AdminUsage {
+    pub conversations: i64,
+    /// Conversations opened in the last 30 days.
+    pub conversations_30d: i64,
+    /// Credits spent in the last 30 days (hosted sandbox time and turns on platform credentials).
+    pub credits_spent_30d: i64,
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -183,7 +196,7 @@ async fn list_admin_accounts(
     Ok(axum::Json(AdminAccountPage { data, meta: AdminPageMeta { limit, has_more, next_cursor } }))
 }
 
-/// One account with its live keys and latest ledger rows.
+/// One account with its live keys, latest ledger rows, machines and usage.
 #[utoipa::path(get, path = "/api/admin/accounts/{id}", operation_id = "getAdminAccount", tag = "admin",
     params(("id" = Uuid, Path)),
     responses((status = 200, description = "The account", body = Data<AdminAccountDetail>),
@@ -223,7 +236,32 @@ async fn get_admin_account(
             })
         })
         .collect::<Result<_, sqlx::Error>>()?;
-    Ok(ok(AdminAccountDetail { account, api_keys, ledger }))
+    // SUM is NUMERIC on PostgreSQL: cast back to a 64-bit integer.
+    let since = acs_platform::time_fmt::now_micros() - 30 * 24 * 3600 * 1_000_000;
+    let pool = &state.db.pool;
+    let counts = sqlx::query(
+        "SELECT COUNT(*) AS n, CAST(COALESCE(SUM(CASE WHEN created_at > $2 THEN 1 ELSE 0 END), 0) AS BIGINT) AS recent \
+         FROM conversations WHERE account_id = $1",
+    )
+    .bind(id.to_string())
+    .bind(since)
+    .fetch_one(pool)
+    .await?;
+    let spent: i64 = sqlx::query_scalar(
+        "SELECT CAST(COALESCE(-SUM(amount), 0) AS BIGINT) FROM credit_ledger WHERE account_id = $1 AND amount < 0 \
+         AND reason IN ('sandbox_time', 'platform_turn') AND inserted_at > $2",
+    )
+    .bind(id.to_string())
+    .bind(since)
+    .fetch_one(pool)
+    .await?;
+    let usage = AdminUsage {
+        conversations: counts.try_get("n")?,
+        conversations_30d: counts.try_get("recent")?,
+        credits_spent_30d: spent,
+    };
+    let machines = crate::fleet::machines(pool, Some(id)).await?;
+    Ok(ok(AdminAccountDetail { account, api_keys, ledger, machines, usage }))
 }
 
 fn operator_error(e: OperatorError) -> ApiError {

@@ -66,17 +66,7 @@ pub struct AdminReplica {
     responses((status = 200, description = "The fleet now", body = Data<AdminFleet>)))]
 async fn get_admin_fleet(State(state): State<AppState>, _op: Operator) -> ApiResult<Data<AdminFleet>> {
     let pool = &state.db.pool;
-    let machines = sqlx::query(
-        "SELECT provider, status, COUNT(*) AS n FROM sandboxes WHERE status <> 'terminated' \
-         GROUP BY provider, status ORDER BY provider, status",
-    )
-    .fetch_all(pool)
-    .await?
-    .iter()
-    .map(|r| {
-        Ok(AdminMachineCount { provider: r.try_get("provider")?, status: r.try_get("status")?, count: r.try_get("n")? })
-    })
-    .collect::<Result<Vec<_>, sqlx::Error>>()?;
+    let machines = machines(pool, None).await?;
     let queue =
         sqlx::query("SELECT COUNT(*) AS n, MIN(inserted_at) AS oldest FROM sandbox_requests WHERE status = 'queued'")
             .fetch_one(pool)
@@ -106,6 +96,25 @@ async fn get_admin_fleet(State(state): State<AppState>, _op: Operator) -> ApiRes
     })
     .collect::<Result<Vec<_>, sqlx::Error>>()?;
     Ok(ok(AdminFleet { machines, queue, replicas }))
+}
+
+/// Machines not terminated by provider and state: every account's, or one's.
+pub(crate) async fn machines(
+    pool: &sqlx::AnyPool,
+    account: Option<Uuid>,
+) -> Result<Vec<AdminMachineCount>, sqlx::Error> {
+    sqlx::query(
+        "SELECT provider, status, COUNT(*) AS n FROM sandboxes WHERE status <> 'terminated' \
+         AND ($1 = '' OR account_id = $1) GROUP BY provider, status ORDER BY provider, status",
+    )
+    .bind(account.map(|a| a.to_string()).unwrap_or_default())
+    .fetch_all(pool)
+    .await?
+    .iter()
+    .map(|r| {
+        Ok(AdminMachineCount { provider: r.try_get("provider")?, status: r.try_get("status")?, count: r.try_get("n")? })
+    })
+    .collect()
 }
 
 pub fn router() -> OpenApiRouter<AppState> {

@@ -139,6 +139,7 @@ async fn serve(state: AppState, identity: Row, stop: CancellationToken) -> Ended
     }
     let runner = Runner {
         api: &api,
+        events: &state.events,
         caller: api::identity_caller(identity.account_id, identity.id),
         identity: &identity,
         stop: &stop,

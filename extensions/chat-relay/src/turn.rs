@@ -2,19 +2,24 @@
 //! is the sender's key (spec 2.1 and 4.1), waited for, and its final text read
 //! back, all through core's API in process.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use acs_platform::console::{Answer, Api};
+use acs_platform::journal::Event;
+use acs_platform::journal::bus::Bus;
 use acs_platform::principal::Principal;
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
+use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 use crate::store::Row;
 
-/// How often a running turn is looked at: first soon, then less often, so a
-/// long turn stays far below the per-credential request limit (spec 8).
+/// How often a running turn is looked at when no event of its conversation
+/// wakes the wait earlier: first soon, then less often, so a long turn stays
+/// far below the per-credential request limit (spec 8).
 const POLL_FIRST: Duration = Duration::from_millis(250);
 const POLL_MAX: Duration = Duration::from_secs(2);
 /// The longest a turn is waited for; the message then goes unanswered.
@@ -39,6 +44,9 @@ pub enum TurnError {
 /// What the harness needs to run a turn for an identity.
 pub struct Runner<'a> {
     pub api: &'a Api,
+    /// Appended events, this replica's and (on PostgreSQL) the others': a
+    /// turn's own events end the wait at once instead of at the next poll.
+    pub events: &'a Bus,
     pub caller: Principal,
     pub identity: &'a Row,
     pub stop: &'a CancellationToken,
@@ -52,6 +60,8 @@ impl Runner<'_> {
     /// Runs `prompt` from `sender` (the direct message `event_id`) and returns the agent's final text.
     pub async fn run(&self, sender: &str, event_id: &str, prompt: &str) -> Result<String, TurnError> {
         let id = self.identity;
+        // Before the prompt goes, so no event of its turn passes unseen.
+        let mut news = self.events.subscribe();
         let mut body = json!({
             "agent_id": id.agent_id, "channel_id": sender, "vault_id": id.vault_id,
             "prompt": prompt, "client_request_id": event_id,
@@ -76,7 +86,7 @@ impl Runner<'_> {
         if answer.status == StatusCode::OK {
             self.prompt(conversation, event_id, prompt).await?;
         }
-        let turn = self.wait(conversation, event_id).await?;
+        let turn = self.wait(conversation, event_id, &mut news).await?;
         self.final_text(conversation, turn).await
     }
 
@@ -101,7 +111,12 @@ impl Runner<'_> {
 
     /// Waits until the turn carrying `event_id` has ended and its closing
     /// event is logged (its row settles a moment before its last output lands).
-    async fn wait(&self, conversation: Uuid, event_id: &str) -> Result<Uuid, TurnError> {
+    async fn wait(
+        &self,
+        conversation: Uuid,
+        event_id: &str,
+        news: &mut broadcast::Receiver<Arc<Event>>,
+    ) -> Result<Uuid, TurnError> {
         let deadline = tokio::time::Instant::now() + TURN_DEADLINE;
         let mut turn: Option<Uuid> = None;
         let mut poll = POLL_FIRST;
@@ -114,10 +129,36 @@ impl Runner<'_> {
             {
                 return Ok(turn);
             }
-            self.pause(poll).await?;
+            self.news_of(conversation, news, poll).await?;
             poll = (poll * 2).min(POLL_MAX);
         }
         Err(TurnError::Timeout)
+    }
+
+    /// Until an event of `conversation` is appended, or `poll` passes.
+    async fn news_of(
+        &self,
+        conversation: Uuid,
+        news: &mut broadcast::Receiver<Arc<Event>>,
+        poll: Duration,
+    ) -> Result<(), TurnError> {
+        let of_it = async {
+            loop {
+                match news.recv().await {
+                    Ok(e) if e.conversation_id == Some(conversation) => return,
+                    Ok(_) => {}
+                    // Fell behind: look now.
+                    Err(broadcast::error::RecvError::Lagged(_)) => return,
+                    // No more news: the poll alone decides.
+                    Err(broadcast::error::RecvError::Closed) => std::future::pending::<()>().await,
+                }
+            }
+        };
+        tokio::select! {
+            _ = self.stop.cancelled() => Err(TurnError::Stopped),
+            _ = tokio::time::sleep(poll) => Ok(()),
+            _ = of_it => Ok(()),
+        }
     }
 
     /// The turn that carries our `client_request_id` (spec 4.1: compare before binding work to it);

@@ -24,6 +24,7 @@ from .admin_support_page_meta import AdminSupportPageMeta
 from .admin_support_report import AdminSupportReport
 from .admin_support_report_data import AdminSupportReportData
 from .admin_support_report_page import AdminSupportReportPage
+from .admin_usage import AdminUsage
 from .agent import Agent
 from .agent_create import AgentCreate
 from .agent_create_metadata_type_0 import AgentCreateMetadataType0
@@ -330,6 +331,7 @@ __all__ = (
     "AdminSupportReport",
     "AdminSupportReportData",
     "AdminSupportReportPage",
+    "AdminUsage",
     "Agent",
     "AgentCreate",
     "AgentCreateMetadataType0",

@@ -12,6 +12,8 @@ from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
     from ..models.admin_ledger_row import AdminLedgerRow
+    from ..models.admin_machine_count import AdminMachineCount
+    from ..models.admin_usage import AdminUsage
 
 
 T = TypeVar("T", bound="AdminAccountDetail")
@@ -19,7 +21,7 @@ T = TypeVar("T", bound="AdminAccountDetail")
 
 @_attrs_define
 class AdminAccountDetail:
-    """One account: its fields, its keys and its latest ledger rows.
+    """One account: its fields, its keys, its latest ledger rows, its machines and usage.
 
     Attributes:
         comped (bool): Spends nothing and is never refused for credits.
@@ -31,6 +33,8 @@ class AdminAccountDetail:
         api_keys (int): Its API keys that have not expired (a revoked key is gone; machines' callback keys are not
             counted).
         ledger (list[AdminLedgerRow]): The 20 latest ledger rows, newest first.
+        machines (list[AdminMachineCount]): Its machines not terminated, by provider and state.
+        usage (AdminUsage): What the account used.
         suspended_at (datetime.datetime | None | Unset): Set while the account is suspended: its keys and sessions are
             refused, nothing new starts.
     """
@@ -43,6 +47,8 @@ class AdminAccountDetail:
     inserted_at: datetime.datetime
     api_keys: int
     ledger: list[AdminLedgerRow]
+    machines: list[AdminMachineCount]
+    usage: AdminUsage
     suspended_at: datetime.datetime | None | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -66,6 +72,13 @@ class AdminAccountDetail:
             ledger_item = ledger_item_data.to_dict()
             ledger.append(ledger_item)
 
+        machines = []
+        for machines_item_data in self.machines:
+            machines_item = machines_item_data.to_dict()
+            machines.append(machines_item)
+
+        usage = self.usage.to_dict()
+
         suspended_at: None | str | Unset
         if isinstance(self.suspended_at, Unset):
             suspended_at = UNSET
@@ -86,6 +99,8 @@ class AdminAccountDetail:
                 "inserted_at": inserted_at,
                 "api_keys": api_keys,
                 "ledger": ledger,
+                "machines": machines,
+                "usage": usage,
             }
         )
         if suspended_at is not UNSET:
@@ -96,6 +111,8 @@ class AdminAccountDetail:
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
         from ..models.admin_ledger_row import AdminLedgerRow  # noqa: PLC0415
+        from ..models.admin_machine_count import AdminMachineCount  # noqa: PLC0415
+        from ..models.admin_usage import AdminUsage  # noqa: PLC0415
 
         d = dict(src_dict)
         comped = d.pop("comped")
@@ -118,6 +135,15 @@ class AdminAccountDetail:
             ledger_item = AdminLedgerRow.from_dict(ledger_item_data)
 
             ledger.append(ledger_item)
+
+        machines = []
+        _machines = d.pop("machines")
+        for machines_item_data in _machines:
+            machines_item = AdminMachineCount.from_dict(machines_item_data)
+
+            machines.append(machines_item)
+
+        usage = AdminUsage.from_dict(d.pop("usage"))
 
         def _parse_suspended_at(data: object) -> datetime.datetime | None | Unset:
             if data is None:
@@ -145,6 +171,8 @@ class AdminAccountDetail:
             inserted_at=inserted_at,
             api_keys=api_keys,
             ledger=ledger,
+            machines=machines,
+            usage=usage,
             suspended_at=suspended_at,
         )
 

@@ -18,7 +18,7 @@ class AdminAccountDetailData:
     """The single-object and list envelope: `{data: ...}`.
 
     Attributes:
-        data (AdminAccountDetail): One account: its fields, its keys and its latest ledger rows.
+        data (AdminAccountDetail): One account: its fields, its keys, its latest ledger rows, its machines and usage.
     """
 
     data: AdminAccountDetail

@@ -82,7 +82,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[AdminAccountDetailData | Error | NotAcceptable]:
-    """One account with its live keys and latest ledger rows.
+    """One account with its live keys, latest ledger rows, machines and usage.
 
     Args:
         id (UUID):
@@ -111,7 +111,7 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 ) -> AdminAccountDetailData | Error | NotAcceptable | None:
-    """One account with its live keys and latest ledger rows.
+    """One account with its live keys, latest ledger rows, machines and usage.
 
     Args:
         id (UUID):
@@ -135,7 +135,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[AdminAccountDetailData | Error | NotAcceptable]:
-    """One account with its live keys and latest ledger rows.
+    """One account with its live keys, latest ledger rows, machines and usage.
 
     Args:
         id (UUID):
@@ -162,7 +162,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 ) -> AdminAccountDetailData | Error | NotAcceptable | None:
-    """One account with its live keys and latest ledger rows.
+    """One account with its live keys, latest ledger rows, machines and usage.
 
     Args:
         id (UUID):
