@@ -61,7 +61,8 @@ pub struct AdminSupportQuery {
     pub limit: Option<i64>,
 }
 
-const ADMIN_COLUMNS: &str = "r.attempts, r.account_id, a.email AS account_email";
+/// Beside the report's own columns: forwarding attempts and whose it is.
+const ADMIN_COLUMNS: &str = "attempts, account_id, (SELECT email FROM accounts WHERE accounts.id = support_reports.account_id) AS account_email";
 
 fn admin_row(row: &AnyRow) -> Result<AdminSupportReport, sqlx::Error> {
     Ok(AdminSupportReport {
@@ -98,11 +99,10 @@ async fn list_admin_support_reports(
         None => None,
     };
     let sql = format!(
-        "SELECT {}, {ADMIN_COLUMNS} FROM support_reports r JOIN accounts a ON a.id = r.account_id \
-         WHERE ($1 IS NULL OR r.status = $1) AND ($2 IS NULL OR r.category = $2) \
-         AND ($3 IS NULL OR r.created_at < $3 OR (r.created_at = $3 AND r.id < $4)) \
-         ORDER BY r.created_at DESC, r.id DESC LIMIT $5",
-        prefixed(COLUMNS)
+        "SELECT {COLUMNS}, {ADMIN_COLUMNS} FROM support_reports \
+         WHERE ($1 IS NULL OR status = $1) AND ($2 IS NULL OR category = $2) \
+         AND ($3 IS NULL OR created_at < $3 OR (created_at = $3 AND id < $4)) \
+         ORDER BY created_at DESC, id DESC LIMIT $5"
     );
     let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
         .bind(q.status.map(|s| s.as_str()))
@@ -148,21 +148,9 @@ async fn retry_admin_support_report(
 }
 
 async fn read(state: &AppState, id: Uuid) -> ApiResult<AdminSupportReport> {
-    let sql = format!(
-        "SELECT {}, {ADMIN_COLUMNS} FROM support_reports r JOIN accounts a ON a.id = r.account_id WHERE r.id = $1",
-        prefixed(COLUMNS)
-    );
+    let sql = format!("SELECT {COLUMNS}, {ADMIN_COLUMNS} FROM support_reports WHERE id = $1");
     let row = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id.to_string()).fetch_optional(&state.db.pool).await?;
     Ok(admin_row(&row.ok_or_else(|| ApiError::not_found("Support report"))?)?)
-}
-
-/// The report columns read through the `r` alias of a join.
-fn prefixed(columns: &str) -> String {
-    columns
-        .split(", ")
-        .map(|c| if c.starts_with("CASE") { c.replace("screenshot IS", "r.screenshot IS") } else { format!("r.{c}") })
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 pub fn router() -> OpenApiRouter<AppState> {
