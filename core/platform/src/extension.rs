@@ -27,7 +27,7 @@ use crate::state::{AppState, Flags};
 
 pub use crate::boxed::{BoxError, BoxFuture};
 pub use crate::state::contributions::{
-    Answer, ConsoleLink, Contributions, CredentialSource, Field, FieldValue, SpecField,
+    Answer, BindingSource, ConsoleLink, Contributions, CredentialSource, SourceValue, Field, FieldValue, SpecField,
 };
 
 /// A long-running task; it must end soon after `state.shutdown` is cancelled.
@@ -180,6 +180,11 @@ pub trait Extension: Send + Sync + 'static {
 
     /// Supplies provider credentials a set does not store, while the flag is on.
     fn credential_source(&self) -> Option<Arc<dyn CredentialSource>> {
+        None
+    }
+
+    /// Supplies secret-binding values core does not store, while the flag is on.
+    fn binding_source(&self) -> Option<Arc<dyn BindingSource>> {
         None
     }
 
@@ -342,6 +347,25 @@ impl CredentialSource for WhenOn<dyn CredentialSource> {
     }
 }
 
+impl BindingSource for WhenOn<dyn BindingSource> {
+    fn key(&self) -> &'static str {
+        self.inner.key()
+    }
+
+    fn exists<'a>(&'a self, state: &'a AppState, account_id: Uuid, id: Uuid) -> BoxFuture<'a, Result<bool, BoxError>> {
+        if self.on() { self.inner.exists(state, account_id, id) } else { Box::pin(async { Ok(false) }) }
+    }
+
+    fn value<'a>(
+        &'a self,
+        state: &'a AppState,
+        account_id: Uuid,
+        id: Uuid,
+    ) -> BoxFuture<'a, Result<Option<SourceValue>, BoxError>> {
+        if self.on() { self.inner.value(state, account_id, id) } else { Box::pin(async { Ok(None) }) }
+    }
+}
+
 /// The event-append hooks of every compiled-in extension, each run while its flag is on.
 pub fn append_hooks(exts: &[&'static dyn Extension], flags: &Arc<Flags>) -> Vec<Arc<dyn OnAppend>> {
     exts.iter()
@@ -378,6 +402,12 @@ pub fn contributions(exts: &[&'static dyn Extension], loaded: &Loaded, flags: &A
             .iter()
             .filter_map(|e| {
                 e.credential_source().map(|h| Arc::new(WhenOn::wrap(e.name(), flags, h)) as Arc<dyn CredentialSource>)
+            })
+            .collect(),
+        binding_sources: exts
+            .iter()
+            .filter_map(|e| {
+                e.binding_source().map(|h| Arc::new(WhenOn::wrap(e.name(), flags, h)) as Arc<dyn BindingSource>)
             })
             .collect(),
         me_fields,

@@ -51,6 +51,45 @@ pub trait CredentialSource: Send + Sync {
     ) -> BoxFuture<'a, Result<Option<String>, BoxError>>;
 }
 
+/// A source of secret-binding values that core does not store (a
+/// connection's OAuth tokens): a binding's `source` object names it by
+/// [`BindingSource::key`] (`{"connection_id": ...}`). Consulted while the
+/// contributing extension's flag is on; off, its records read as missing.
+pub trait BindingSource: Send + Sync {
+    /// The member of a binding's `source` object this source answers.
+    fn key(&self) -> &'static str;
+
+    /// Whether `id` names a record of this account (checked when a binding
+    /// is created or retargeted to it).
+    fn exists<'a>(&'a self, state: &'a AppState, account_id: Uuid, id: Uuid) -> BoxFuture<'a, Result<bool, BoxError>>;
+
+    /// The value to attach now (refreshed first if it is about to expire);
+    /// `None` when the record is gone, revoked or cannot be refreshed.
+    fn value<'a>(
+        &'a self,
+        state: &'a AppState,
+        account_id: Uuid,
+        id: Uuid,
+    ) -> BoxFuture<'a, Result<Option<SourceValue>, BoxError>>;
+}
+
+/// A value a [`BindingSource`] gives the broker.
+#[derive(Clone)]
+pub struct SourceValue {
+    /// What the egress record names as the attached key (never the value).
+    pub key: String,
+    pub value: String,
+    /// Host patterns (exact or `*.`) this value may be sent to; empty: any
+    /// host the binding names.
+    pub hosts: Vec<String>,
+}
+
+impl std::fmt::Debug for SourceValue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SourceValue").field("key", &self.key).field("hosts", &self.hosts).finish_non_exhaustive()
+    }
+}
+
 /// A field the interface specification names on a core answer but that an
 /// extension supplies (for example a flag of an extension this build may not
 /// have). The server assembly declares these with `inventory::submit!`; a
@@ -79,6 +118,7 @@ pub enum Answer {
 pub struct Contributions {
     pub egress: crate::egress::hook::EgressHooks,
     pub credential_sources: Vec<Arc<dyn CredentialSource>>,
+    pub binding_sources: Vec<Arc<dyn BindingSource>>,
     pub me_fields: Vec<Field>,
     pub catalog_fields: Vec<Field>,
     /// The extensions' entries in the console's navigation, by extension name.
