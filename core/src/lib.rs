@@ -10,6 +10,7 @@
 pub mod account;
 pub mod agents;
 pub mod apply;
+pub mod broker;
 pub mod catalog;
 pub mod claimable;
 pub mod console;

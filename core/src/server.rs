@@ -199,7 +199,8 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
         .merge(crate::team::router())
         .merge(crate::account::router())
         .merge(crate::apply::router())
-        .merge(crate::runners::router());
+        .merge(crate::runners::router())
+        .merge(crate::broker::router());
     docs::mark_authenticated(protected.get_openapi_mut());
     let protected = protected.route_layer(from_fn_with_state(state.clone(), auth::authenticate));
     let mut routes = public.merge(protected);
@@ -328,6 +329,7 @@ pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, Box
     state.put_any(Arc::new(crate::queue::OnSettled(|state, schedule, outcome| {
         Box::pin(crate::team::schedules::run_settled(state, schedule, outcome))
     })));
+    crate::broker::start(&state)?;
     let sweeper = crate::sandboxes::start(&state, addr).await?;
     crate::replicas::start(&state).await?;
     crate::conversations::engine::open_queued(&state).await;

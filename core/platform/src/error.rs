@@ -272,6 +272,12 @@ impl From<Refusal> for ApiError {
                 "sandbox_unavailable",
                 format!("The machine did not answer: {detail}"),
             ),
+            Refusal::Unavailable(Unavailable::Broker(down)) => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "broker_unavailable",
+                "The egress broker did not answer; the machine was not started.",
+            )
+            .with("reason", down.reason()),
             Refusal::SelectionDeleted(d) => {
                 let field = d.field();
                 ApiError::conflict(

@@ -27,7 +27,7 @@ use crate::state::{AppState, Flags};
 
 pub use crate::boxed::{BoxError, BoxFuture};
 pub use crate::state::contributions::{
-    Answer, BindingSource, ConsoleLink, Contributions, CredentialSource, SourceValue, Field, FieldValue, SpecField,
+    Answer, BindingSource, ConsoleLink, Contributions, CredentialSource, Field, FieldValue, SourceValue, SpecField,
 };
 
 /// A long-running task; it must end soon after `state.shutdown` is cancelled.
@@ -445,16 +445,24 @@ pub mod config {
 
     pub use acs_store::config::*;
 
+    /// Runtime flags of core itself, with their defaults: `brokerage` (the
+    /// egress broker and secret bindings, DESIGN 9.5).
+    pub const CORE_FLAGS: &[(&str, bool)] = &[("brokerage", false)];
+
     pub fn sections() -> Vec<Section> {
-        super::all()
-            .iter()
-            .map(|e| Section {
-                name: e.name(),
-                enabled_by_default: e.enabled_by_default(),
-                defaults: e.config_defaults(),
-                env_aliases: e.env_aliases(),
-            })
-            .collect()
+        let core = CORE_FLAGS.iter().map(|(name, on)| Section {
+            name,
+            enabled_by_default: *on,
+            defaults: None,
+            env_aliases: &[],
+        });
+        core.chain(super::all().iter().map(|e| Section {
+            name: e.name(),
+            enabled_by_default: e.enabled_by_default(),
+            defaults: e.config_defaults(),
+            env_aliases: e.env_aliases(),
+        }))
+        .collect()
     }
 
     /// Defaults, then the file, then the environment.

@@ -315,6 +315,7 @@ mod tests {
             last_resumed_at: None,
             created_at: 0,
             runner_id: None,
+            broker_ca_id: None,
         }
     }
 

@@ -90,6 +90,27 @@ pub async fn secret_values(
     Ok(out)
 }
 
+/// One decrypted secret of an environment, `None` when it has no such key
+/// (the egress broker's binding source).
+pub async fn secret_value(
+    state: &AppState,
+    account_id: Uuid,
+    environment_id: Uuid,
+    key: &str,
+) -> ApiResult<Option<String>> {
+    let row = sqlx::query(
+        "SELECT ciphertext FROM environment_secrets WHERE environment_id = $1 AND account_id = $2 AND key = $3",
+    )
+    .bind(environment_id.to_string())
+    .bind(account_id.to_string())
+    .bind(key.to_owned())
+    .fetch_optional(&state.db.pool)
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    let sealed: String = row.try_get("ciphertext")?;
+    Ok(Some(state.crypto.decrypt(&state.db, account_id, &aad(environment_id, key), &sealed).await?))
+}
+
 /// The environment's secrets by key, without values.
 #[utoipa::path(get, path = "/api/environments/{id}/secrets", operation_id = "listEnvironmentSecrets", tag = "environments", params(("id" = Uuid, Path)),
     responses((status = 200, description = "Secrets by key; values are never returned", body = Data<Vec<Secret>>)))]

@@ -358,12 +358,27 @@ pub fn local_config(
         api_alias,
         addresses: AddressRules::blocking(cfg.blocked_cidrs.clone()),
         egress_hooks,
+        host_overrides: host_overrides(&cfg.host_overrides)?,
         request_timeout: Duration::from_secs(cfg.egress_timeout_seconds),
         disk_mb: cfg.disk_mb,
         uid_base: cfg.uid_base,
         watchdog_seconds: cfg.watchdog_seconds,
         names_dir: None,
     })
+}
+
+/// `sandbox.host_overrides`: `host=address` entries.
+pub fn host_overrides(entries: &[String]) -> Result<Vec<(String, std::net::IpAddr)>, String> {
+    entries
+        .iter()
+        .map(|e| {
+            let (host, addr) =
+                e.split_once('=').ok_or_else(|| format!("sandbox.host_overrides: `{e}` is not host=address"))?;
+            let addr =
+                addr.trim().parse().map_err(|_| format!("sandbox.host_overrides: `{addr}` is not an IP address"))?;
+            Ok((host.trim().to_ascii_lowercase(), addr))
+        })
+        .collect()
 }
 
 /// Builds the providers (this host's and the runners'), takes over machines

@@ -275,10 +275,13 @@ pub struct SandboxRow {
     pub created_at: i64,
     /// The runner a `runner` machine lives on.
     pub runner_id: Option<Uuid>,
+    /// The broker CA the machine trusts (it started brokered).
+    pub broker_ca_id: Option<Uuid>,
 }
 
 pub const COLUMNS: &str = "id, account_id, machine_name, status, mode, provider, agent_id, environment_id, vault_id, \
-    runtime, sandbox_api_access, url, checkpoint_id, checkpoint_at, error, busy, last_resumed_at, created_at, runner_id";
+    runtime, sandbox_api_access, url, checkpoint_id, checkpoint_at, error, busy, last_resumed_at, created_at, runner_id, \
+    broker_ca_id";
 
 impl SandboxRow {
     pub fn from_row(row: &AnyRow) -> Result<SandboxRow, sqlx::Error> {
@@ -305,6 +308,7 @@ impl SandboxRow {
             last_resumed_at: row.try_get("last_resumed_at")?,
             created_at: row.try_get("created_at")?,
             runner_id: row.opt_uuid("runner_id")?,
+            broker_ca_id: row.opt_uuid("broker_ca_id")?,
         })
     }
 

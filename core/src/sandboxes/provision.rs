@@ -1,6 +1,6 @@
 //! Building a new machine, stage by stage (spec 6.1): the machine starts
 //! with open egress, then `clone`, `packages`, `network` (the environment's
-//! policy applied) and `setup` run in that order, each `started` then `done`
+//! policy applied), `broker` (with brokerage on) and `setup` run in that order, each `started` then `done`
 //! or `failed`. Stages with nothing to do are left out; `network` always
 //! runs. The whole build has a deadline; the stage it cuts short fails.
 
@@ -47,7 +47,23 @@ pub(super) async fn run(ctx: &Ctx<'_>, deadline: Duration) -> Result<Option<Stri
 }
 
 async fn stages(ctx: &Ctx<'_>, current: &Mutex<Option<&'static str>>) -> Result<Option<String>, String> {
-    let spec = ctx.svc.spec(ctx.row, ctx.material.env.clone(), NetworkPolicy::Open);
+    // The broker is settled before the machine starts (it must trust the CA
+    // from its first process on); its stage reports after `network`.
+    let broker = crate::broker::for_machine(ctx.state, ctx.row, false).await;
+    let machine_broker = match &broker {
+        Ok(b) => b.as_ref().map(|(_, b)| b.clone()),
+        Err(_) => None,
+    };
+    if let Ok(b) = &broker {
+        let ca = b.as_ref().map(|(id, _)| *id);
+        crate::broker::remember_ca(ctx.state, ctx.row.id, ca).await.map_err(|e| e.to_string())?;
+    }
+    if let Err(e) = &broker {
+        // Nothing runs unbrokered that should run brokered: fail before any machine.
+        let error = e.to_string();
+        run_stage(ctx, current, "broker", async { Err::<Value, _>(error) }).await?;
+    }
+    let spec = ctx.svc.spec(ctx.row, ctx.material.env.clone(), NetworkPolicy::Open, machine_broker);
     let started = ctx.svc.provider.start(&spec).await.map_err(|e| ctx.material.redactor.redact_str(&e.to_string()))?;
     let sup = ctx.svc.provider.supervisor(ctx.row.id);
     let env = ctx.env;
@@ -64,6 +80,9 @@ async fn stages(ctx: &Ctx<'_>, current: &Mutex<Option<&'static str>>) -> Result<
         Ok(json!({"networking_type": if policy == NetworkPolicy::Unrestricted { "unrestricted" } else { "limited" }}))
     })
     .await?;
+    if let Ok(Some((ca_id, _))) = &broker {
+        run_stage(ctx, current, "broker", async { Ok(json!({"ca_id": ca_id})) }).await?;
+    }
     if let Some(e) = env.filter(|e| !e.setup_script.trim().is_empty()) {
         run_stage(ctx, current, "setup", setup(ctx, &sup, e)).await?;
     }

@@ -18,6 +18,7 @@ use super::redact::Redactor;
 use super::{capacity, names, store};
 use crate::agents::{Agent, MachineProvider, SandboxMode};
 use crate::boxed::BoxFuture;
+use crate::broker::model::Source;
 use crate::config::SandboxConfig;
 use crate::environments::{self, Environment, NetworkingType};
 use crate::error::{ApiError, ApiResult, Kind};
@@ -60,7 +61,13 @@ impl Sandboxes {
     }
 
     /// What the provider needs to run `row`'s machine.
-    pub(super) fn spec(&self, row: &SandboxRow, env: BTreeMap<String, String>, network: NetworkPolicy) -> MachineSpec {
+    pub(super) fn spec(
+        &self,
+        row: &SandboxRow,
+        env: BTreeMap<String, String>,
+        network: NetworkPolicy,
+        broker: Option<crate::egress::broker::BrokerRef>,
+    ) -> MachineSpec {
         MachineSpec {
             id: row.id,
             hostname: row.machine_name.clone(),
@@ -69,6 +76,7 @@ impl Sandboxes {
             network,
             limits: self.limits(),
             runner: row.runner_id,
+            broker,
         }
     }
 
@@ -234,12 +242,28 @@ pub(crate) async fn material(state: &AppState, row: &SandboxRow, env: Option<&En
             secrets.insert(k, v);
         }
     }
+    let mut bound = Vec::new();
+    let bound_sources = crate::broker::bound_keys(state, row.account_id).await;
+    if let Some(e) = row.environment_id {
+        for k in secrets.keys() {
+            if bound_sources
+                .iter()
+                .any(|s| matches!(s, Source::Environment { environment_id, key } if *environment_id == e && key == k))
+            {
+                bound.push(k.clone());
+            }
+        }
+    }
     if let Some(v) = row.vault_id {
         for (k, val) in crate::vaults::live_secret_values(state, row.account_id, v, now_micros()).await? {
+            if bound_sources.iter().any(|s| matches!(s, Source::Vault { vault_id, key } if *vault_id == v && *key == k))
+            {
+                bound.push(k.clone());
+            }
             secrets.insert(k, val);
         }
     }
-    vars.extend(secrets.clone());
+    vars.extend(secrets.iter().filter(|(k, _)| !bound.contains(k)).map(|(k, v)| (k.clone(), v.clone())));
     vars.insert("ACS_SANDBOX_ID".into(), row.id.to_string());
     let redactor = Redactor::new(secrets.values().cloned());
     Ok(Material { env: vars, secrets, redactor })
@@ -444,9 +468,20 @@ async fn wake_steps(
     }
     let mut m = material(state, row, env.as_ref()).await.map_err(reason)?;
     callback_env(state, row, &mut m.env).await.map_err(reason)?;
-    let spec = svc.spec(row, m.env, network_policy(env.as_ref()));
+    let broker = machine_broker(state, row).await?;
+    let spec = svc.spec(row, m.env, network_policy(env.as_ref()), broker);
     let started = svc.provider.start(&spec).await.map_err(|e| m.redactor.redact_str(&e.to_string()))?;
     Ok(started.url)
+}
+
+/// The broker a machine starts with, its CA recorded on the row.
+pub(super) async fn machine_broker(
+    state: &AppState,
+    row: &SandboxRow,
+) -> Result<Option<crate::egress::broker::BrokerRef>, String> {
+    let broker = crate::broker::for_machine(state, row, false).await.map_err(|e| e.to_string())?;
+    crate::broker::remember_ca(state, row.id, broker.as_ref().map(|(id, _)| *id)).await.map_err(|e| e.to_string())?;
+    Ok(broker.map(|(_, b)| b))
 }
 
 /// Parks an idle persistent machine (stop, then checkpoint its disk) or
@@ -573,7 +608,16 @@ pub async fn take_over(state: &AppState, id: Uuid) {
         Some(e) => environments::get_environment(state, row.account_id, e).await.ok(),
         None => None,
     };
-    let spec = svc.spec(&row, BTreeMap::new(), network_policy(env.as_ref()));
+    // A machine keeps the broker CA it trusts; without a broker now its bound
+    // hosts pass as plain tunnels (nothing attached) until it restarts.
+    let broker = match crate::broker::for_machine(state, &row, true).await {
+        Ok(b) => b.map(|(_, b)| b),
+        Err(e) => {
+            tracing::warn!(sandbox = %row.id, "reattached without the broker: {e}");
+            None
+        }
+    };
+    let spec = svc.spec(&row, BTreeMap::new(), network_policy(env.as_ref()), broker);
     match svc.provider.reattach(&spec).await {
         Ok(true) => stage(state, &scope, "reattach", StageState::Done, json!({})).await,
         outcome => {

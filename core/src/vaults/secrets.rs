@@ -88,6 +88,30 @@ pub async fn live_secret_values(
     Ok(out)
 }
 
+/// One decrypted vault secret that has not expired at `now`, `None` when
+/// there is none (the egress broker's binding source).
+pub async fn live_secret_value(
+    state: &AppState,
+    account_id: Uuid,
+    vault_id: Uuid,
+    key: &str,
+    now: i64,
+) -> ApiResult<Option<String>> {
+    let row = sqlx::query(
+        "SELECT ciphertext FROM vault_secrets WHERE vault_id = $1 AND account_id = $2 AND key = $3 \
+         AND (expires_at IS NULL OR expires_at > $4)",
+    )
+    .bind(vault_id.to_string())
+    .bind(account_id.to_string())
+    .bind(key.to_owned())
+    .bind(now)
+    .fetch_optional(&state.db.pool)
+    .await?;
+    let Some(row) = row else { return Ok(None) };
+    let sealed: String = row.try_get("ciphertext")?;
+    Ok(Some(state.crypto.decrypt(&state.db, account_id, &aad(vault_id, key), &sealed).await?))
+}
+
 /// A sealed secret ready to be written into a vault.
 pub(super) struct Sealed {
     key: String,

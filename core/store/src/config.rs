@@ -59,6 +59,7 @@ pub struct Config {
     pub log: LogConfig,
     pub oauth: OAuthConfig,
     pub cors: CorsConfig,
+    pub broker: BrokerConfig,
     /// Runtime flags by name; each compiled-in extension has one.
     pub features: BTreeMap<String, bool>,
     /// Sections owned by extensions, checked by each extension at start.
@@ -194,6 +195,24 @@ pub struct SandboxConfig {
     pub blocked_cidrs: Vec<IpNet>,
     /// Default `max_bytes` of file and diff reads.
     pub read_max_bytes: u64,
+    /// `host=address` entries the egress proxy and broker resolve to a fixed
+    /// address instead of looking the name up, like a hosts file; the address
+    /// rules still apply.
+    pub host_overrides: Vec<String>,
+}
+
+/// The egress broker (`[broker]`, docs/broker.md); the runtime flag
+/// `features.brokerage` turns brokering on.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BrokerConfig {
+    /// A broker on another host (`acs broker`), as `http://host:port`;
+    /// unset: the broker runs inside `acs serve`.
+    pub url: Option<String>,
+    /// Where `acs broker` listens.
+    pub listen: Option<String>,
+    /// PEM bundle trusted for upstream TLS besides the system's roots.
+    pub upstream_ca_file: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -439,6 +458,7 @@ impl Default for Config {
             metrics: MetricsConfig::default(),
             oauth: OAuthConfig::default(),
             cors: CorsConfig::default(),
+            broker: BrokerConfig::default(),
             log: LogConfig::default(),
             features: BTreeMap::new(),
             extensions: BTreeMap::new(),
@@ -503,6 +523,7 @@ impl Default for SandboxConfig {
             egress_timeout_seconds: 300,
             blocked_cidrs: crate::blocklist::shared(),
             read_max_bytes: 1 << 20,
+            host_overrides: Vec::new(),
         }
     }
 }

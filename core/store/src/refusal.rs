@@ -92,4 +92,24 @@ pub enum Unavailable {
     Sandboxes,
     /// One machine's supervisor did not answer (the detail says how).
     Machine(String),
+    /// The egress broker on another host did not answer.
+    Broker(BrokerDown),
+}
+
+/// How the egress broker failed to answer (`reason` of `broker_unavailable`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BrokerDown {
+    /// Nothing listens at `broker.url`.
+    Refused,
+    /// It did not answer in time.
+    Timeout,
+}
+
+impl BrokerDown {
+    pub fn reason(self) -> &'static str {
+        match self {
+            BrokerDown::Refused => "econnrefused",
+            BrokerDown::Timeout => "timeout",
+        }
+    }
 }

@@ -13,7 +13,10 @@ pub(crate) async fn dial(policy: &Policy, target: &Target) -> Result<TcpStream, 
     if let Some(addr) = policy.alias(target) {
         return connect(&[addr]).await;
     }
-    let addrs = resolve(target).await?;
+    let addrs = match policy.override_of(target.host()) {
+        Some(ip) => vec![SocketAddr::new(ip, target.port())],
+        None => resolve(target).await?,
+    };
     check_addresses(policy, target, &addrs)?;
     connect(&addrs).await
 }
@@ -59,7 +62,9 @@ mod tests {
             always_allowed: always.iter().map(|s| s.to_string()).collect(),
             addresses: AddressRules::blocking(blocked.iter().map(|n| n.parse().unwrap()).collect()),
             aliases: vec![],
+            overrides: vec![],
             hooks: Default::default(),
+            broker: None,
         }
     }
 

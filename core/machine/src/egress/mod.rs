@@ -12,6 +12,7 @@
 //! [`hook::EgressHooks`] extensions register after the policy.
 
 mod body;
+pub mod broker;
 mod decide;
 mod dial;
 mod forward;
@@ -24,6 +25,8 @@ mod refusal;
 mod target;
 mod tunnel;
 
+#[cfg(test)]
+mod broker_tests;
 #[cfg(test)]
 mod tests;
 

@@ -20,8 +20,13 @@ pub struct Policy {
     /// `host:port` names the proxy maps to a fixed address instead of looking
     /// them up (the acs API as machines see it); always allowed.
     pub aliases: Vec<(String, std::net::SocketAddr)>,
+    /// Hosts resolved to a fixed address instead of looked up, like a hosts
+    /// file (`sandbox.host_overrides`); the address rules still apply.
+    pub overrides: Vec<(String, IpAddr)>,
     /// Decisions extensions add once the policy allowed a host.
     pub hooks: super::hook::EgressHooks,
+    /// The egress broker, on a brokered machine.
+    pub broker: Option<super::broker::BrokerRef>,
 }
 
 impl Policy {
@@ -40,6 +45,11 @@ impl Policy {
     /// The fixed address of an aliased target.
     pub fn alias(&self, target: &Target) -> Option<std::net::SocketAddr> {
         self.aliases.iter().find(|(name, _)| Target::parse(name, None).as_ref() == Some(target)).map(|(_, a)| *a)
+    }
+
+    /// The fixed address of an overridden host.
+    pub fn override_of(&self, host: &str) -> Option<IpAddr> {
+        self.overrides.iter().find(|(name, _)| normalize_host(name) == host).map(|(_, ip)| *ip)
     }
 
     /// Whether the proxy may connect to `ip` on the way to `target`.
@@ -72,7 +82,9 @@ mod tests {
             always_allowed: vec![],
             addresses: AddressRules::exempting(vec![]),
             aliases: vec![],
+            overrides: vec![],
             hooks: Default::default(),
+            broker: None,
         }
     }
 

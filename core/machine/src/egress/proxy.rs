@@ -39,9 +39,11 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
 /// State every request of one proxy reads.
 pub(crate) struct Shared {
-    sandbox_id: Uuid,
+    pub(crate) sandbox_id: Uuid,
     policy: RwLock<Arc<Policy>>,
-    sink: Arc<dyn EgressSink>,
+    pub(crate) sink: Arc<dyn EgressSink>,
+    /// Kept upstream connections of intercepted requests.
+    pub(crate) pool: super::broker::Pool,
     pub(crate) request_timeout: Duration,
     pub(crate) stopped: CancellationToken,
 }
@@ -90,6 +92,7 @@ pub fn spawn(
         sandbox_id,
         policy: RwLock::new(Arc::new(policy)),
         sink,
+        pool: Default::default(),
         request_timeout,
         stopped: CancellationToken::new(),
     });
@@ -161,10 +164,17 @@ async fn handle(
         return Ok(Refusal::BadRequest.respond(None, pending));
     };
     let policy = shared.policy();
-    let response = match decide(&policy, shared.sandbox_id, req.method(), &target) {
+    let bound = match &policy.broker {
+        Some(broker) if req.method() == Method::CONNECT => {
+            broker.0.credentials.binds(shared.sandbox_id, target.host()).await
+        }
+        _ => false,
+    };
+    let response = match decide(&policy, shared.sandbox_id, req.method(), &target, bound) {
         Decision::Refuse(refusal) => refusal.respond(Some(&target), pending),
         Decision::Forward => forward(&shared, &policy, &target, req, pending).await,
         Decision::Tunnel => tunnel::open(&shared, &policy, &target, req, pending, slot).await,
+        Decision::Intercept => tunnel::intercept(&shared, &policy, target, req, pending, slot),
     };
     Ok(response)
 }

@@ -42,6 +42,7 @@ pub(crate) struct PendingRecord {
     started: Instant,
     stopped: CancellationToken,
     finished: bool,
+    discarded: bool,
 }
 
 impl PendingRecord {
@@ -63,11 +64,24 @@ impl PendingRecord {
             latency_ms: 0,
             error: None,
         };
-        PendingRecord { sink, record, started: Instant::now(), stopped, finished: false }
+        PendingRecord { sink, record, started: Instant::now(), stopped, finished: false, discarded: false }
     }
 
     pub(crate) fn set_status(&mut self, status: u16) {
         self.record.status = Some(status);
+    }
+
+    /// The binding that matched and the source keys it attached.
+    pub(crate) fn set_service(&mut self, service: String, credential_keys: Vec<String>) {
+        self.record.service = Some(service);
+        self.record.credential_keys = credential_keys;
+    }
+
+    /// Ends without a record: an intercepted CONNECT, whose requests each
+    /// have their own.
+    pub(crate) fn discard(mut self) {
+        self.finished = true;
+        self.discarded = true;
     }
 
     /// Ends the request; `error` is `None` on success.
@@ -79,6 +93,9 @@ impl PendingRecord {
 
 impl Drop for PendingRecord {
     fn drop(&mut self) {
+        if self.discarded {
+            return;
+        }
         if !self.finished {
             let cause = if self.stopped.is_cancelled() { "proxy_stopped" } else { "client_closed" };
             self.record.error = Some(cause.to_owned());

@@ -19,6 +19,10 @@ pub enum Refusal {
     /// Upstream accepted the request but closed before answering.
     UpstreamClosed,
     RequestTimeout,
+    /// The upstream's TLS certificate did not verify (or its handshake failed).
+    UpstreamTls,
+    /// A binding names the host but its value is missing.
+    CredentialMissing,
 }
 
 impl Refusal {
@@ -26,7 +30,11 @@ impl Refusal {
         match self {
             Refusal::BadRequest => StatusCode::BAD_REQUEST,
             Refusal::HostNotAllowed | Refusal::AddressNotAllowed => StatusCode::FORBIDDEN,
-            Refusal::HostUnresolved | Refusal::UpstreamUnreachable | Refusal::UpstreamClosed => StatusCode::BAD_GATEWAY,
+            Refusal::HostUnresolved
+            | Refusal::UpstreamUnreachable
+            | Refusal::UpstreamClosed
+            | Refusal::UpstreamTls
+            | Refusal::CredentialMissing => StatusCode::BAD_GATEWAY,
             Refusal::RequestTimeout => StatusCode::GATEWAY_TIMEOUT,
         }
     }
@@ -41,6 +49,8 @@ impl Refusal {
             Refusal::UpstreamUnreachable => "upstream_unreachable",
             Refusal::UpstreamClosed => "upstream_closed",
             Refusal::RequestTimeout => "request_timeout",
+            Refusal::UpstreamTls => "upstream_tls",
+            Refusal::CredentialMissing => "credential_missing",
         }
     }
 
@@ -56,6 +66,8 @@ impl Refusal {
             Refusal::UpstreamUnreachable => "upstream unreachable",
             Refusal::UpstreamClosed => "upstream closed the connection",
             Refusal::RequestTimeout => "no answer in time from",
+            Refusal::UpstreamTls => "upstream certificate not trusted",
+            Refusal::CredentialMissing => "the credential bound to this host has no value",
         };
         let host = target.map(Target::host).unwrap_or_default();
         format!("acs egress: {what}: {host}\n")

@@ -59,6 +59,12 @@ impl Target {
         if self.port == 80 { host } else { format!("{host}:{}", self.port) }
     }
 
+    /// The authority of an `https` URI: the port is left out when it is 443.
+    pub fn https_authority(&self) -> String {
+        let host = self.bracketed_host();
+        if self.port == 443 { host } else { format!("{host}:{}", self.port) }
+    }
+
     fn bracketed_host(&self) -> String {
         if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() }
     }

@@ -11,10 +11,10 @@ use uuid::Uuid;
 use super::*;
 use acs_store::blocklist::AddressRules;
 
-const TIMEOUT: Duration = Duration::from_secs(5);
+pub(super) const TIMEOUT: Duration = Duration::from_secs(5);
 
 #[derive(Default)]
-struct Collect(Mutex<Vec<EgressRecord>>);
+pub(super) struct Collect(pub(super) Mutex<Vec<EgressRecord>>);
 
 impl EgressSink for Collect {
     fn record(&self, record: EgressRecord) {
@@ -24,7 +24,7 @@ impl EgressSink for Collect {
 
 impl Collect {
     /// Waits for `n` records, then a little longer so a duplicate would show.
-    async fn wait(&self, n: usize) -> Vec<EgressRecord> {
+    pub(super) async fn wait(&self, n: usize) -> Vec<EgressRecord> {
         let deadline = Instant::now() + TIMEOUT;
         while self.0.lock().unwrap().len() < n && Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(10)).await;
@@ -34,14 +34,14 @@ impl Collect {
     }
 }
 
-struct Proxy {
-    handle: ProxyHandle,
-    addr: SocketAddr,
-    sink: Arc<Collect>,
-    sandbox_id: Uuid,
+pub(super) struct Proxy {
+    pub(super) handle: ProxyHandle,
+    pub(super) addr: SocketAddr,
+    pub(super) sink: Arc<Collect>,
+    pub(super) sandbox_id: Uuid,
 }
 
-async fn start(policy: Policy, request_timeout: Duration) -> Proxy {
+pub(super) async fn start(policy: Policy, request_timeout: Duration) -> Proxy {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let sink = Arc::new(Collect::default());
@@ -50,14 +50,16 @@ async fn start(policy: Policy, request_timeout: Duration) -> Proxy {
     Proxy { handle, addr, sink, sandbox_id }
 }
 
-fn limited(hosts: &[&str]) -> Policy {
+pub(super) fn limited(hosts: &[&str]) -> Policy {
     Policy {
         allow_all: false,
         allowed_hosts: hosts.iter().map(|h| h.to_string()).collect(),
         always_allowed: vec![],
         addresses: AddressRules::blocking(vec![]),
         aliases: vec![],
+        overrides: vec![],
         hooks: Default::default(),
+        broker: None,
     }
 }
 
@@ -65,7 +67,7 @@ fn client(proxy: SocketAddr) -> reqwest::Client {
     client_builder().proxy(reqwest::Proxy::all(format!("http://{proxy}")).unwrap()).build().unwrap()
 }
 
-fn client_builder() -> reqwest::ClientBuilder {
+pub(super) fn client_builder() -> reqwest::ClientBuilder {
     let _ = rustls::crypto::ring::default_provider().install_default();
     reqwest::Client::builder()
 }

@@ -50,3 +50,29 @@ async fn relay(req: Request<Incoming>, mut upstream: TcpStream) -> Result<(), &'
     let mut client = TokioIo::new(upgraded);
     tokio::io::copy_bidirectional(&mut client, &mut upstream).await.map(drop).map_err(|_| "connection_reset")
 }
+
+/// CONNECT to a bound host: answer 200, then hand the upgraded connection to
+/// the broker, which terminates its TLS.
+pub(crate) fn intercept(
+    shared: &Arc<Shared>,
+    policy: &Arc<Policy>,
+    target: Target,
+    req: Request<Incoming>,
+    pending: PendingRecord,
+    slot: Arc<OwnedSemaphorePermit>,
+) -> Response<ProxyBody> {
+    let Some(broker) = policy.broker.as_ref().map(|b| b.0.clone()) else {
+        return Refusal::BadRequest.respond(Some(&target), pending);
+    };
+    let (shared, policy) = (shared.clone(), policy.clone());
+    tokio::spawn(async move {
+        let _slot = slot;
+        match hyper::upgrade::on(req).await {
+            Ok(upgraded) => {
+                super::broker::serve(TokioIo::new(upgraded), shared, policy, broker, target, pending).await;
+            }
+            Err(_) => pending.finish(Some("client_closed")),
+        }
+    });
+    Response::new(empty())
+}

@@ -37,6 +37,9 @@ pub struct MachineSpec {
     pub limits: Limits,
     /// The runner the machine runs on (provider `runner`); `None`: this host.
     pub runner: Option<Uuid>,
+    /// The egress broker, on a brokered machine: its proxy intercepts bound
+    /// hosts and the machine trusts the broker's CA.
+    pub broker: Option<crate::egress::broker::BrokerRef>,
 }
 
 /// Egress policy. Provisioning runs `Open`; the `network` stage applies the

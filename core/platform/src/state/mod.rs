@@ -86,9 +86,24 @@ impl Doorbell {
 #[derive(Default)]
 pub struct Slots(RwLock<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>);
 
+/// A handle on the state that does not keep it alive: for what the state
+/// itself holds (a machine's broker), so no cycle outlives the server.
+#[derive(Clone)]
+pub struct WeakState(std::sync::Weak<Inner>);
+
+impl WeakState {
+    pub fn upgrade(&self) -> Option<AppState> {
+        self.0.upgrade().map(AppState)
+    }
+}
+
 impl AppState {
     pub fn new(inner: Inner) -> Self {
         AppState(Arc::new(inner))
+    }
+
+    pub fn downgrade(&self) -> WeakState {
+        WeakState(Arc::downgrade(&self.0))
     }
 
     pub fn config(&self) -> &Config {

@@ -173,6 +173,18 @@ impl Crypto {
         open(&master, &wrap_aad(account_id), wrapped)?.try_into().map_err(|_| CryptoError::Open)
     }
 
+    /// Seals a secret of the deployment (no account's: the broker CA's key)
+    /// with the current master key; returns that key's id and the sealed text.
+    pub fn seal_deployment(&self, aad: &str, value: &[u8]) -> Result<(String, String), CryptoError> {
+        let (id, master) = self.keyring.read().map_err(|_| CryptoError::Open)?.current();
+        Ok((id, seal(&master, aad, value)))
+    }
+
+    /// Opens what [`Crypto::seal_deployment`] sealed.
+    pub fn open_deployment(&self, master_key_id: &str, aad: &str, sealed: &str) -> Result<Vec<u8>, CryptoError> {
+        open(&self.master(master_key_id)?, aad, sealed)
+    }
+
     /// Seals a secret value of `account_id`; `aad` names the row it belongs to.
     pub async fn encrypt(&self, db: &Db, account_id: Uuid, aad: &str, value: &str) -> Result<String, CryptoError> {
         let key = self.data_key(db, account_id).await?;

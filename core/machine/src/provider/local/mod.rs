@@ -44,6 +44,7 @@ use super::{
     BoxFut, CheckpointInfo, ExecOutput, Limits, MachineSpec, MachineState, NetworkPolicy, ProviderError,
     ProviderResult, SandboxProvider, Started, Supervisor,
 };
+use crate::egress::broker::BrokerRef;
 use crate::egress::{self, EgressSink, ProxyHandle};
 use acs_store::blocklist::AddressRules;
 use sandboxd::client::{ExecExit, Peer};
@@ -73,6 +74,8 @@ pub struct LocalConfig {
     pub addresses: AddressRules,
     /// Egress decisions of enabled extensions, after each machine's policy.
     pub egress_hooks: crate::egress::hook::EgressHooks,
+    /// Names the proxy resolves to a fixed address (`sandbox.host_overrides`).
+    pub host_overrides: Vec<(String, std::net::IpAddr)>,
     pub request_timeout: Duration,
     /// Size of each machine's disk (`sandbox.disk_mb`); 0: no limit.
     pub disk_mb: u64,
@@ -90,6 +93,8 @@ pub struct LocalConfig {
 struct Live {
     lease: Lease,
     proxy: ProxyHandle,
+    /// Kept for the policies `set_network` makes.
+    broker: Option<BrokerRef>,
 }
 
 pub struct LocalProvider {
@@ -353,7 +358,7 @@ impl LocalProvider {
         Layout::new(&self.cfg.machines_dir, &self.cfg.run_dir, id)
     }
 
-    fn policy(&self, policy: &NetworkPolicy) -> egress::Policy {
+    fn policy(&self, policy: &NetworkPolicy, broker: Option<&BrokerRef>) -> egress::Policy {
         let (allow_all, allowed_hosts) = match policy {
             NetworkPolicy::Open | NetworkPolicy::Unrestricted => (true, Vec::new()),
             NetworkPolicy::Limited(hosts) => (false, hosts.clone()),
@@ -364,7 +369,9 @@ impl LocalProvider {
             always_allowed: self.cfg.always_allowed.clone(),
             addresses: self.cfg.addresses.clone(),
             aliases: self.cfg.api_alias.clone().into_iter().collect(),
+            overrides: self.cfg.host_overrides.clone(),
             hooks: self.cfg.egress_hooks.clone(),
+            broker: broker.cloned(),
         }
     }
 
@@ -388,7 +395,7 @@ impl LocalProvider {
         };
     }
 
-    async fn open_proxy(&self, id: Uuid, lease: &Lease, policy: &NetworkPolicy) -> std::io::Result<ProxyHandle> {
+    async fn open_proxy(&self, spec: &MachineSpec, lease: &Lease) -> std::io::Result<ProxyHandle> {
         let addr = (lease.host_ip, self.cfg.net.proxy_port);
         // A machine that just left these addresses may still be closing its
         // proxy's listener (stop is asynchronous): wait for it, briefly.
@@ -403,7 +410,8 @@ impl LocalProvider {
                 Err(e) => return Err(e),
             }
         };
-        Ok(egress::spawn(listener, id, self.policy(policy), self.sink.clone(), self.cfg.request_timeout))
+        let policy = self.policy(&spec.network, spec.broker.as_ref());
+        Ok(egress::spawn(listener, spec.id, policy, self.sink.clone(), self.cfg.request_timeout))
     }
 
     /// The machine's directories, its uid and its mounted disk, ready for
@@ -452,6 +460,10 @@ impl LocalProvider {
         env.insert("no_proxy".into(), "localhost,127.0.0.1".into());
         env.insert("NO_PROXY".into(), "localhost,127.0.0.1".into());
         env.insert("SANDBOX_URL".into(), sandbox_url(lease));
+        let mut binds = self.cfg.ro_binds.clone();
+        if let Some(broker) = &spec.broker {
+            binds.extend(trust_broker(layout, broker.0.ca.cert_pem(), &mut env)?);
+        }
         if !self.sandboxd.is_file() {
             // Something cleared the run directory (an operator, a reboot's tmpfs): put it back.
             install_sandboxd(&self.cfg.sandboxd, &self.cfg.run_dir).map_err(ProviderError::Host)?;
@@ -466,7 +478,7 @@ impl LocalProvider {
             (netns.as_raw_fd(), info.as_raw_fd(), socket.as_raw_fd(), seccomp.as_raw_fd());
         let payload = bwrap::Payload::Supervisor { listen_fd, info_fd, watchdog_seconds: self.cfg.watchdog_seconds };
         let mut cmd = tokio::process::Command::new("bwrap");
-        cmd.args(bwrap::args(layout, &spec.hostname, &self.sandboxd, &self.cfg.ro_binds, seccomp_fd, payload))
+        cmd.args(bwrap::args(layout, &spec.hostname, &self.sandboxd, &binds, seccomp_fd, payload))
             .env_clear()
             .envs(&env)
             .stdin(Stdio::null())
@@ -615,6 +627,34 @@ impl LocalProvider {
 }
 
 /// Writes the generated `/etc` files bwrap binds.
+/// The system bundle every TLS client inside reads (curl, git's GnuTLS,
+/// Python's ssl), and where the broker's CA alone is put for Node.
+const SYSTEM_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
+const BROKER_CA: &str = "/etc/acs/broker-ca.pem";
+
+/// Makes a brokered machine trust the broker's CA: the host's system bundle
+/// with the CA appended, bound over the system bundle inside, and the
+/// variables runtimes read for extra roots. Returns the binds to add.
+fn trust_broker(
+    layout: &Layout,
+    ca_pem: &str,
+    env: &mut BTreeMap<String, String>,
+) -> io::Result<Vec<(PathBuf, String)>> {
+    let system = match fs::read_to_string(SYSTEM_BUNDLE) {
+        Ok(pem) => pem,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e),
+    };
+    let (bundle, ca) = (layout.etc().join("ca-certificates.crt"), layout.etc().join("broker-ca.pem"));
+    fs::write(&bundle, format!("{}\n{ca_pem}", system.trim_end()))?;
+    fs::write(&ca, ca_pem)?;
+    for key in ["SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GIT_SSL_CAINFO"] {
+        env.insert(key.into(), SYSTEM_BUNDLE.into());
+    }
+    env.insert("NODE_EXTRA_CA_CERTS".into(), BROKER_CA.into());
+    Ok(vec![(bundle, SYSTEM_BUNDLE.into()), (ca, BROKER_CA.into())])
+}
+
 fn write_etc(layout: &Layout, hostname: &str) -> io::Result<()> {
     for (name, content) in bwrap::etc_files(hostname) {
         fs::write(layout.etc().join(name), content)?;
@@ -711,7 +751,7 @@ impl SandboxProvider for LocalProvider {
             // disk's few milliseconds hide behind the network's.
             let network = async {
                 let lease = self.net.create(spec.id, spec.network == NetworkPolicy::Unrestricted).await?;
-                match self.open_proxy(spec.id, &lease, &spec.network).await {
+                match self.open_proxy(spec, &lease).await {
                     Ok(proxy) => Ok((lease, proxy)),
                     Err(e) => {
                         self.net.release(&lease).await;
@@ -747,7 +787,7 @@ impl SandboxProvider for LocalProvider {
             };
             let url = sandbox_url(&lease);
             let launched = self.launch(spec, &layout, &lease, cgroup.as_ref(), uid).await;
-            self.put_live(spec.id, Live { lease, proxy });
+            self.put_live(spec.id, Live { lease, proxy, broker: spec.broker.clone() });
             match launched {
                 Ok(peer) => self.set_peer(spec.id, Some(peer)),
                 Err(e) => {
@@ -773,8 +813,8 @@ impl SandboxProvider for LocalProvider {
                 self.stop_machine(spec.id).await;
                 return Ok(false);
             };
-            let proxy = self.open_proxy(spec.id, &lease, &spec.network).await?;
-            self.put_live(spec.id, Live { lease, proxy });
+            let proxy = self.open_proxy(spec, &lease).await?;
+            self.put_live(spec.id, Live { lease, proxy, broker: spec.broker.clone() });
             self.set_peer(spec.id, peer);
             Ok(true)
         })
@@ -785,7 +825,7 @@ impl SandboxProvider for LocalProvider {
             let (lease, unrestricted) = {
                 let live = self.live.lock().unwrap_or_else(|p| p.into_inner());
                 let live = live.get(&id).ok_or_else(|| ProviderError::Host("the machine is not running".into()))?;
-                live.proxy.set_policy(self.policy(policy));
+                live.proxy.set_policy(self.policy(policy, live.broker.as_ref()));
                 (live.lease.clone(), *policy == NetworkPolicy::Unrestricted)
             };
             self.net.set_unrestricted(&lease, unrestricted).await?;

@@ -153,6 +153,8 @@ impl From<WireSpec> for MachineSpec {
             network: s.network.into(),
             limits: Limits { memory_bytes: s.memory_bytes, cpu_millis: s.cpu_millis, pids: s.pids },
             runner: None,
+            // A runner's machines are never brokered (its owner's host cannot enforce it).
+            broker: None,
         }
     }
 }

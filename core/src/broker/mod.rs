@@ -1,0 +1,133 @@
+//! The egress broker (spec 1.5 and 5.8, DESIGN 9.5): with `features.brokerage`
+//! on, every new machine trusts the deployment's CA and its egress proxy
+//! intercepts the hosts the account's secret bindings name, adding the bound
+//! credential outside the machine. The interception itself is
+//! `acs_machine::egress::broker`; this module owns the CA store, the
+//! bindings (`/api/secret-bindings`) and what a machine is started with.
+
+pub mod bindings;
+pub mod ca;
+pub mod credentials;
+pub mod model;
+pub mod rules;
+pub mod store;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use uuid::Uuid;
+
+use crate::egress::broker::{Broker, BrokerRef};
+use crate::refusal::{BrokerDown, Refusal, Unavailable};
+use crate::sandboxes::model::SandboxRow;
+use crate::state::AppState;
+
+pub use bindings::router;
+pub use credentials::Bindings;
+
+/// The runtime flag of the broker and secret bindings.
+pub const BROKERAGE: &str = "brokerage";
+
+/// What one server holds for brokered machines.
+pub struct Service {
+    bindings: Arc<Bindings>,
+    upstream: Arc<rustls::ClientConfig>,
+    /// A broker per CA, so each CA's leaves are minted once per server.
+    brokers: Mutex<HashMap<Uuid, BrokerRef>>,
+}
+
+/// Builds the service into the state's slots (at start, flag on or off: it
+/// may be turned on later).
+pub fn start(state: &AppState) -> Result<(), String> {
+    let extra = match &state.config().broker.upstream_ca_file {
+        Some(path) => Some(std::fs::read_to_string(path).map_err(|e| format!("broker.upstream_ca_file {path}: {e}"))?),
+        None => None,
+    };
+    let upstream = Arc::new(crate::egress::broker::upstream_tls(extra.as_deref())?);
+    let bindings = Arc::new(Bindings::new(state));
+    state.put_any(bindings.clone());
+    state.put_any(Arc::new(Service { bindings, upstream, brokers: Mutex::default() }));
+    Ok(())
+}
+
+/// Why a machine cannot start brokered (the `broker` stage fails with it).
+#[derive(Debug, thiserror::Error)]
+pub enum Unbrokered {
+    #[error("the runner provider cannot enforce the network floor the broker needs")]
+    Unenforceable,
+    #[error("the broker did not answer ({})", .0.reason())]
+    Down(BrokerDown),
+    #[error("the broker is not running on this server")]
+    NotStarted,
+    #[error("the broker's CA: {0}")]
+    Ca(String),
+}
+
+impl From<Unbrokered> for crate::error::ApiError {
+    fn from(e: Unbrokered) -> Self {
+        match e {
+            Unbrokered::Down(down) => Refusal::Unavailable(Unavailable::Broker(down)).into(),
+            other => {
+                tracing::warn!("broker: {other}");
+                crate::error::ApiError::internal()
+            }
+        }
+    }
+}
+
+/// The broker a machine runs with: `None` while brokerage is off. A start
+/// gets the current CA; a running machine taken over after a restart
+/// (`keep`) keeps the one it started with.
+pub async fn for_machine(
+    state: &AppState,
+    row: &SandboxRow,
+    keep: bool,
+) -> Result<Option<(Uuid, BrokerRef)>, Unbrokered> {
+    if !state.feature_enabled(BROKERAGE) {
+        return Ok(None);
+    }
+    if row.runner_id.is_some() {
+        return Err(Unbrokered::Unenforceable);
+    }
+    let svc = state.get::<Service>().ok_or(Unbrokered::NotStarted)?;
+    let ca_id = match row.broker_ca_id.filter(|_| keep) {
+        Some(id) => id,
+        None => ca::current_id(&state.db, &state.crypto).await.map_err(|e| Unbrokered::Ca(e.to_string()))?,
+    };
+    if let Some(broker) = svc.brokers.lock().unwrap_or_else(PoisonError::into_inner).get(&ca_id) {
+        return Ok(Some((ca_id, broker.clone())));
+    }
+    let ca = match ca::load(&state.db, &state.crypto, ca_id).await.map_err(|e| Unbrokered::Ca(e.to_string()))? {
+        Some(ca) => ca,
+        None => return Err(Unbrokered::Ca(format!("{ca_id} is gone"))),
+    };
+    let broker = BrokerRef(Arc::new(Broker {
+        ca: Arc::new(ca),
+        upstream: svc.upstream.clone(),
+        credentials: svc.bindings.clone(),
+    }));
+    let mut brokers = svc.brokers.lock().unwrap_or_else(PoisonError::into_inner);
+    Ok(Some((ca_id, brokers.entry(ca_id).or_insert(broker).clone())))
+}
+
+/// Records the CA a machine trusts (`None`: it runs unbrokered).
+pub async fn remember_ca(state: &AppState, sandbox_id: Uuid, ca_id: Option<Uuid>) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE sandboxes SET broker_ca_id = $1 WHERE id = $2")
+        .bind(ca_id.map(|id| id.to_string()))
+        .bind(sandbox_id.to_string())
+        .execute(&state.db.pool)
+        .await?;
+    Ok(())
+}
+
+/// The vault and environment keys the account's enabled bindings draw on:
+/// with brokerage on they stay out of the machine's environment.
+pub async fn bound_keys(state: &AppState, account_id: Uuid) -> Vec<model::Source> {
+    if !state.feature_enabled(BROKERAGE) {
+        return Vec::new();
+    }
+    match state.get::<Bindings>() {
+        Some(b) => b.enabled(state, account_id).await.iter().map(|b| b.source.clone()).collect(),
+        None => Vec::new(),
+    }
+}
