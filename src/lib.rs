@@ -20,12 +20,9 @@ use acs_ext_support as _;
 use acs_ext_webhooks as _;
 
 // Fields the interface specification names on `GET /api/auth/me` that belong
-// to extensions this build may lack (the egress broker, connections,
-// subscriptions): `false` until a compiled-in extension supplies them.
+// to extensions this build may lack (connections, subscriptions): `false`
+// until a compiled-in extension supplies them.
 use acs_core::extension::{Answer, SpecField};
-acs_core::inventory::submit! {
-    SpecField { answer: Answer::Me, name: "brokered", description: "The account's sandboxes egress through the broker." }
-}
 acs_core::inventory::submit! {
     SpecField { answer: Answer::Me, name: "connections_enabled", description: "Connection providers are on." }
 }

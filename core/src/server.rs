@@ -80,6 +80,7 @@ const TAGS: &[(&str, &str)] = &[
     ("events", "Live events of every conversation of the account"),
     ("sandboxes", "Sandboxes: the machines conversations run on, their files, changes and egress"),
     ("sandbox-queue", "Sandbox starts waiting for capacity"),
+    ("secret-bindings", "Secret bindings: credentials the egress broker adds outside the machine"),
     ("team", "Teammates: agents with a stable conversation, messages and cron schedules"),
     ("search", "Search across agents, environments and vaults"),
     (

@@ -9,6 +9,7 @@
 
 pub mod browser;
 pub mod receiver;
+pub mod upstream;
 
 use std::path::PathBuf;
 

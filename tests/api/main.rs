@@ -10,6 +10,7 @@ mod admin;
 mod agents;
 mod apply;
 mod attach;
+mod broker;
 mod callback_key;
 mod capacity;
 mod claimable;

@@ -447,7 +447,7 @@ pub mod config {
 
     /// Runtime flags of core itself, with their defaults: `brokerage` (the
     /// egress broker and secret bindings, DESIGN 9.5).
-    pub const CORE_FLAGS: &[(&str, bool)] = &[("brokerage", false)];
+    pub const CORE_FLAGS: &[(&str, bool)] = &[(crate::features::BROKERAGE, false)];
 
     pub fn sections() -> Vec<Section> {
         let core = CORE_FLAGS.iter().map(|(name, on)| Section {

@@ -14,6 +14,9 @@ use crate::db::{Db, RowExt};
 use crate::state::AppState;
 use crate::time_fmt::now_micros;
 
+/// The flag of core's egress broker and secret bindings (DESIGN 9.5).
+pub const BROKERAGE: &str = "brokerage";
+
 /// How often a replica reads the stored flags.
 pub const REFRESH: Duration = Duration::from_secs(1);
 

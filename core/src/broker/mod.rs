@@ -25,8 +25,7 @@ use crate::state::AppState;
 pub use bindings::router;
 pub use credentials::Bindings;
 
-/// The runtime flag of the broker and secret bindings.
-pub const BROKERAGE: &str = "brokerage";
+pub use crate::features::BROKERAGE;
 
 /// What one server holds for brokered machines.
 pub struct Service {

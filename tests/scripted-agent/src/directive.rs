@@ -6,18 +6,33 @@ use serde_json::{Map, Value};
 pub enum Directive {
     Say(String),
     Think(String),
-    Tool { id: String, kind: String, title: String },
-    Permission { tool_id: String, title: String },
+    Tool {
+        id: String,
+        kind: String,
+        title: String,
+    },
+    Permission {
+        tool_id: String,
+        title: String,
+    },
     Plan(Vec<String>),
     Usage(Usage),
     Labels(Map<String, Value>),
     Sleep(u64),
     Stop(String),
-    Error { code: i64, message: String },
+    Error {
+        code: i64,
+        message: String,
+    },
     Stderr(String),
     Exit(i32),
     EchoEnv(String),
-    Write { path: String, text: String },
+    Write {
+        path: String,
+        text: String,
+    },
+    /// A shell command (`bash -c`), run to its end; its output is said.
+    Run(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,6 +95,8 @@ fn parse_line(line: &str) -> Option<Result<Directive, String>> {
         "echo-env" if !arg.is_empty() => Ok(Directive::EchoEnv(arg.to_owned())),
         "echo-env" => Err("echo-env: expected a variable name".to_owned()),
         "write" => parse_write(arg),
+        "run" if !arg.is_empty() => Ok(Directive::Run(arg.to_owned())),
+        "run" => Err("run: expected a shell command".to_owned()),
         _ => return None,
     };
     Some(directive)
@@ -171,7 +188,7 @@ mod tests {
         let text = "think: hmm\ntool: t1 execute Run ls  -la\npermission: t2 Delete the repo\n\
                     plan: a; b ;; c\nusage: 10 20\nusage: 1 2 3 4\nlabels: {\"k\": \"v\"}\nsleep: 50\n\
                     stop: max_tokens\nstop:\nerror: -32000 boom now\nstderr: oops\nexit: 3\n\
-                    echo-env: HOME\nwrite: /tmp/x a  b";
+                    echo-env: HOME\nwrite: /tmp/x a  b\nrun: curl -s https://example.com | head -1";
         let expected = vec![
             Directive::Think("hmm".into()),
             Directive::Tool { id: "t1".into(), kind: "execute".into(), title: "Run ls  -la".into() },
@@ -188,6 +205,7 @@ mod tests {
             Directive::Exit(3),
             Directive::EchoEnv("HOME".into()),
             Directive::Write { path: "/tmp/x".into(), text: "a  b".into() },
+            Directive::Run("curl -s https://example.com | head -1".into()),
         ];
         assert_eq!(parse(text).unwrap(), expected);
     }

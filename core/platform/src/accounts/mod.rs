@@ -88,6 +88,8 @@ pub struct Me {
     pub key: MeKey,
     #[serde(with = "time::serde::rfc3339")]
     pub inserted_at: OffsetDateTime,
+    /// The account's sandboxes egress through the broker (`features.brokerage`).
+    pub brokered: bool,
     /// Fields extensions add (`Extension::me_fields`); documented by the host.
     #[serde(flatten)]
     #[schema(ignore)]
@@ -371,6 +373,7 @@ async fn me(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Me>> 
         pending_email: a.pending_email,
         key: MeKey { id: p.key_id, scope: p.scope },
         inserted_at: from_micros(a.created_at),
+        brokered: state.feature_enabled(crate::features::BROKERAGE),
         extensions: state.extensions.values(Answer::Me, &state, &p),
     }))
 }

@@ -114,6 +114,14 @@ impl Turn {
                     return Some(End::Fail(RpcError::new(INTERNAL_ERROR, format!("write {path}: {e}"))));
                 }
             }
+            Directive::Run(command) => match std::process::Command::new("bash").args(["-c", &command]).output() {
+                Ok(out) => {
+                    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+                    text.push_str(&String::from_utf8_lossy(&out.stderr));
+                    self.say(&format!("{text}[exit {}]\n", out.status.code().unwrap_or(-1)));
+                }
+                Err(e) => return Some(End::Fail(RpcError::new(INTERNAL_ERROR, format!("run: {e}")))),
+            },
         }
         None
     }
