@@ -45,6 +45,15 @@ pub enum Command {
     /// Operator tools for the machines on this host (they read the configured database).
     #[command(subcommand)]
     Sandboxes(SandboxesCommand),
+    /// The egress broker on a host of its own, and its CA (docs/broker.md)
+    ///
+    /// Without a subcommand it serves: listens on `broker.listen` for the CONNECTs the servers'
+    /// machines pass on (servers set `broker.url` to it). It needs the servers' database and
+    /// master key.
+    Broker {
+        #[command(subcommand)]
+        command: Option<BrokerCommand>,
+    },
     /// Operator tools for OAuth clients (they work on the configured database).
     #[command(name = "oauth-clients", subcommand)]
     OauthClients(OauthClientsCommand),
@@ -151,6 +160,16 @@ pub enum OauthClientsCommand {
 }
 
 #[derive(Subcommand)]
+pub enum BrokerCommand {
+    /// Serve the broker (the default).
+    Serve,
+    /// Print the certificate of the CA machines started now trust (created when there is none).
+    Ca,
+    /// Make a new CA: machines started from now on trust it; running ones keep theirs until they stop.
+    RotateCa,
+}
+
+#[derive(Subcommand)]
 pub enum KeysCommand {
     /// Start using a new master key and re-wrap every account's data key with it.
     /// With a key file, a new key is generated and put first (old keys stay so
@@ -242,7 +261,8 @@ pub fn main() -> ExitCode {
         }
         other => other,
     };
-    init_logging(&loaded, matches!(command, Command::Serve));
+    let serving = matches!(command, Command::Serve | Command::Broker { command: None | Some(BrokerCommand::Serve) });
+    init_logging(&loaded, serving);
     let result = runtime().and_then(|rt| {
         rt.block_on(async move {
             match command {
@@ -252,6 +272,7 @@ pub fn main() -> ExitCode {
                 Command::Credits(c) => credits(loaded, c).await,
                 Command::OauthClients(c) => oauth_clients(loaded, c).await,
                 Command::Sandboxes(c) => sandboxes(loaded, c).await,
+                Command::Broker { command } => broker(loaded, command.unwrap_or(BrokerCommand::Serve)).await,
                 Command::Config
                 | Command::Runtimes(_)
                 | Command::Login { .. }
@@ -292,6 +313,35 @@ async fn serve(loaded: Loaded) -> anyhow::Result<()> {
     server::cancel_on_signal(running.state.shutdown.clone());
     tracing::info!(addr = %running.addr, "acs is ready: http://{}/docs", running.addr);
     running.wait().await.map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+async fn broker(loaded: Loaded, command: BrokerCommand) -> anyhow::Result<()> {
+    if let BrokerCommand::Serve = command {
+        let listen = loaded.config.broker.listen.clone().unwrap_or_else(|| "127.0.0.1:3129".into());
+        let listener = tokio::net::TcpListener::bind(&listen)
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
+        let app = server::build(loaded).await.map_err(|e| anyhow::anyhow!("{e}"))?;
+        let state = app.state.clone();
+        server::cancel_on_signal(state.shutdown.clone());
+        tokio::spawn(acs_core::features::watch(state.clone()));
+        tracing::info!(addr = %listener.local_addr()?, "acs broker is ready");
+        return acs_core::broker::serving::run(state, listener).await.map_err(|e| anyhow::anyhow!(e));
+    }
+    let db = Db::connect(&loaded.config.database).await?;
+    acs_core::extension::migrate(&db).await?;
+    let crypto = secrets::Crypto::new(secrets::load_keyring(&loaded.config.secrets)?);
+    let id = match command {
+        BrokerCommand::RotateCa => acs_core::broker::ca::create(&db, &crypto).await?,
+        _ => acs_core::broker::ca::current_id(&db, &crypto).await?,
+    };
+    let (_, pem, _, _) = acs_core::broker::ca::list(&db)
+        .await?
+        .into_iter()
+        .find(|(ca, ..)| *ca == id)
+        .ok_or_else(|| anyhow::anyhow!("the broker CA {id} is gone"))?;
+    print!("{pem}");
+    Ok(())
 }
 
 async fn migrate(loaded: Loaded) -> anyhow::Result<()> {

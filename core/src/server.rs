@@ -330,7 +330,7 @@ pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, Box
     state.put_any(Arc::new(crate::queue::OnSettled(|state, schedule, outcome| {
         Box::pin(crate::team::schedules::run_settled(state, schedule, outcome))
     })));
-    crate::broker::start(&state)?;
+    crate::broker::start(&state, false)?;
     let sweeper = crate::sandboxes::start(&state, addr).await?;
     crate::replicas::start(&state).await?;
     crate::conversations::engine::open_queued(&state).await;

@@ -10,14 +10,18 @@ pub mod ca;
 pub mod credentials;
 pub mod model;
 pub mod rules;
+pub mod serving;
 pub mod store;
+pub mod token;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use uuid::Uuid;
 
-use crate::egress::broker::{Broker, BrokerRef};
+use crate::egress::broker::{Broker, BrokerRef, Mode, Remote};
 use crate::refusal::{BrokerDown, Refusal, Unavailable};
 use crate::sandboxes::model::SandboxRow;
 use crate::state::AppState;
@@ -27,26 +31,70 @@ pub use credentials::Bindings;
 
 pub use crate::features::BROKERAGE;
 
+/// How long a broker on another host has to answer (its health check, a CONNECT).
+const REMOTE_TIMEOUT: Duration = Duration::from_secs(3);
+
 /// What one server holds for brokered machines.
 pub struct Service {
     bindings: Arc<Bindings>,
     upstream: Arc<rustls::ClientConfig>,
+    /// `host:port` of the broker on another host (`broker.url`); `None`:
+    /// this process intercepts.
+    remote: Option<String>,
     /// A broker per CA, so each CA's leaves are minted once per server.
     brokers: Mutex<HashMap<Uuid, BrokerRef>>,
 }
 
 /// Builds the service into the state's slots (at start, flag on or off: it
-/// may be turned on later).
-pub fn start(state: &AppState) -> Result<(), String> {
-    let extra = match &state.config().broker.upstream_ca_file {
+/// may be turned on later). `serving`: this process is `acs broker` itself,
+/// which intercepts whatever `broker.url` says.
+pub fn start(state: &AppState, serving: bool) -> Result<(), String> {
+    let cfg = &state.config().broker;
+    let extra = match &cfg.upstream_ca_file {
         Some(path) => Some(std::fs::read_to_string(path).map_err(|e| format!("broker.upstream_ca_file {path}: {e}"))?),
         None => None,
+    };
+    let remote = match (&cfg.url, serving) {
+        (Some(url), false) => Some(remote_addr(url)?),
+        _ => None,
     };
     let upstream = Arc::new(crate::egress::broker::upstream_tls(extra.as_deref())?);
     let bindings = Arc::new(Bindings::new(state));
     state.put_any(bindings.clone());
-    state.put_any(Arc::new(Service { bindings, upstream, brokers: Mutex::default() }));
+    state.put_any(Arc::new(Service { bindings, upstream, remote, brokers: Mutex::default() }));
     Ok(())
+}
+
+/// `broker.url` (`http://host:port`) as the address to dial.
+fn remote_addr(url: &str) -> Result<String, String> {
+    let rest = url.strip_prefix("http://").ok_or_else(|| format!("broker.url `{url}` must start with http://"))?;
+    let addr = rest.trim_end_matches('/');
+    if addr.is_empty() || addr.contains('/') || !addr.contains(':') {
+        return Err(format!("broker.url `{url}` must be http://host:port"));
+    }
+    Ok(addr.to_owned())
+}
+
+/// Whether the broker answers: always for one in this process; a broker on
+/// another host must answer its health check in time.
+pub async fn reachable(state: &AppState) -> Result<(), Unbrokered> {
+    if !state.feature_enabled(BROKERAGE) {
+        return Ok(());
+    }
+    let Some(addr) = state.get::<Service>().and_then(|s| s.remote.clone()) else { return Ok(()) };
+    let check = async {
+        let mut stream = tokio::net::TcpStream::connect(&addr).await.map_err(|_| BrokerDown::Refused)?;
+        let ask = format!("GET /health HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+        stream.write_all(ask.as_bytes()).await.map_err(|_| BrokerDown::Refused)?;
+        let mut head = [0u8; 12];
+        stream.read_exact(&mut head).await.map_err(|_| BrokerDown::Refused)?;
+        if head.starts_with(b"HTTP/1.1 200") { Ok(()) } else { Err(BrokerDown::Refused) }
+    };
+    match tokio::time::timeout(REMOTE_TIMEOUT, check).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(down)) => Err(Unbrokered::Down(down)),
+        Err(_) => Err(Unbrokered::Down(BrokerDown::Timeout)),
+    }
 }
 
 /// Why a machine cannot start brokered (the `broker` stage fails with it).
@@ -100,11 +148,19 @@ pub async fn for_machine(
         Some(ca) => ca,
         None => return Err(Unbrokered::Ca(format!("{ca_id} is gone"))),
     };
-    let broker = BrokerRef(Arc::new(Broker {
-        ca: Arc::new(ca),
-        upstream: svc.upstream.clone(),
-        credentials: svc.bindings.clone(),
-    }));
+    let broker = match &svc.remote {
+        None => Broker::local(Arc::new(ca), svc.upstream.clone(), svc.bindings.clone()),
+        Some(addr) => {
+            let crypto = state.downgrade();
+            let token = move |id| crypto.upgrade().and_then(|s| token::make(&s.crypto, id).ok()).unwrap_or_default();
+            Broker {
+                credentials: svc.bindings.clone(),
+                ca_pem: ca.cert_pem().to_owned(),
+                mode: Mode::Remote(Remote { addr: addr.clone(), token: Arc::new(token), timeout: REMOTE_TIMEOUT }),
+            }
+        }
+    };
+    let broker = BrokerRef(Arc::new(broker));
     let mut brokers = svc.brokers.lock().unwrap_or_else(PoisonError::into_inner);
     Ok(Some((ca_id, brokers.entry(ca_id).or_insert(broker).clone())))
 }

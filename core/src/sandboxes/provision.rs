@@ -81,7 +81,11 @@ async fn stages(ctx: &Ctx<'_>, current: &Mutex<Option<&'static str>>) -> Result<
     })
     .await?;
     if let Ok(Some((ca_id, _))) = &broker {
-        run_stage(ctx, current, "broker", async { Ok(json!({"ca_id": ca_id})) }).await?;
+        run_stage(ctx, current, "broker", async {
+            crate::broker::reachable(ctx.state).await.map_err(|e| e.to_string())?;
+            Ok(json!({"ca_id": ca_id}))
+        })
+        .await?;
     }
     if let Some(e) = env.filter(|e| !e.setup_script.trim().is_empty()) {
         run_stage(ctx, current, "setup", setup(ctx, &sup, e)).await?;

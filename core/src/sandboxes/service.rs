@@ -185,6 +185,8 @@ pub async fn launch(state: &AppState, req: LaunchRequest) -> ApiResult<SandboxRo
     // A runner's machines are the user's own: no credits, no place under the ceilings.
     if runner_id.is_none() {
         crate::credits::gate(state, req.account_id).await?;
+        // A brokered machine never starts without its broker (spec 6.1 `broker`).
+        crate::broker::reachable(state).await?;
     } else {
         crate::auth::check_active(state, req.account_id).await?;
     }
@@ -414,6 +416,7 @@ pub async fn wake(state: &AppState, id: Uuid) -> ApiResult<bool> {
     // A woken machine is a concurrent sandbox again: the same gates as a new one (none on a runner).
     if row.runner_id.is_none() {
         crate::credits::gate(state, row.account_id).await?;
+        crate::broker::reachable(state).await?;
     }
     let mut tx = state.db.begin().await?;
     if row.runner_id.is_none() {

@@ -147,7 +147,7 @@ async fn brokered(pki: &TestPki, trust_upstream: bool) -> Brokered {
     let new = ca::generate("acs test broker").unwrap();
     let ca = ca::Ca::load("acs test broker", &new.cert_pem, &new.key_pem).unwrap();
     let upstream = upstream_tls(trust_upstream.then_some(pki.ca_pem.as_str())).unwrap();
-    let broker = Broker { ca: Arc::new(ca), upstream: Arc::new(upstream), credentials: Arc::new(Static) };
+    let broker = Broker::local(Arc::new(ca), Arc::new(upstream), Arc::new(Static));
     let loopback = "127.0.0.1".parse().unwrap();
     let policy = Policy {
         overrides: vec![(BOUND.into(), loopback), (EMPTY.into(), loopback), (OPEN.into(), loopback)],

@@ -49,6 +49,16 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    pub(crate) fn new(
+        sandbox_id: Uuid,
+        policy: Arc<Policy>,
+        sink: Arc<dyn EgressSink>,
+        request_timeout: Duration,
+        stopped: CancellationToken,
+    ) -> Shared {
+        Shared { sandbox_id, policy: RwLock::new(policy), sink, pool: Default::default(), request_timeout, stopped }
+    }
+
     fn policy(&self) -> Arc<Policy> {
         self.policy.read().unwrap_or_else(PoisonError::into_inner).clone()
     }
@@ -88,14 +98,7 @@ pub fn spawn(
     sink: Arc<dyn EgressSink>,
     request_timeout: Duration,
 ) -> ProxyHandle {
-    let shared = Arc::new(Shared {
-        sandbox_id,
-        policy: RwLock::new(Arc::new(policy)),
-        sink,
-        pool: Default::default(),
-        request_timeout,
-        stopped: CancellationToken::new(),
-    });
+    let shared = Arc::new(Shared::new(sandbox_id, Arc::new(policy), sink, request_timeout, CancellationToken::new()));
     tokio::spawn(accept_loop(listener, shared.clone()));
     ProxyHandle { shared }
 }
@@ -174,7 +177,7 @@ async fn handle(
         Decision::Refuse(refusal) => refusal.respond(Some(&target), pending),
         Decision::Forward => forward(&shared, &policy, &target, req, pending).await,
         Decision::Tunnel => tunnel::open(&shared, &policy, &target, req, pending, slot).await,
-        Decision::Intercept => tunnel::intercept(&shared, &policy, target, req, pending, slot),
+        Decision::Intercept => tunnel::intercept(&shared, &policy, target, req, pending, slot).await,
     };
     Ok(response)
 }

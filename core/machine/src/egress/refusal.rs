@@ -23,6 +23,10 @@ pub enum Refusal {
     UpstreamTls,
     /// A binding names the host but its value is missing.
     CredentialMissing,
+    /// The broker on another host did not answer.
+    BrokerUnavailable,
+    /// The broker on another host answered the CONNECT with a refusal.
+    BrokerRefused,
 }
 
 impl Refusal {
@@ -34,7 +38,9 @@ impl Refusal {
             | Refusal::UpstreamUnreachable
             | Refusal::UpstreamClosed
             | Refusal::UpstreamTls
-            | Refusal::CredentialMissing => StatusCode::BAD_GATEWAY,
+            | Refusal::CredentialMissing
+            | Refusal::BrokerRefused => StatusCode::BAD_GATEWAY,
+            Refusal::BrokerUnavailable => StatusCode::SERVICE_UNAVAILABLE,
             Refusal::RequestTimeout => StatusCode::GATEWAY_TIMEOUT,
         }
     }
@@ -51,6 +57,8 @@ impl Refusal {
             Refusal::RequestTimeout => "request_timeout",
             Refusal::UpstreamTls => "upstream_tls",
             Refusal::CredentialMissing => "credential_missing",
+            Refusal::BrokerUnavailable => "broker_unavailable",
+            Refusal::BrokerRefused => "broker_refused",
         }
     }
 
@@ -68,6 +76,8 @@ impl Refusal {
             Refusal::RequestTimeout => "no answer in time from",
             Refusal::UpstreamTls => "upstream certificate not trusted",
             Refusal::CredentialMissing => "the credential bound to this host has no value",
+            Refusal::BrokerUnavailable => "the egress broker did not answer, for",
+            Refusal::BrokerRefused => "the egress broker refused the request to",
         };
         let host = target.map(Target::host).unwrap_or_default();
         format!("acs egress: {what}: {host}\n")

@@ -53,7 +53,7 @@ async fn relay(req: Request<Incoming>, mut upstream: TcpStream) -> Result<(), &'
 
 /// CONNECT to a bound host: answer 200, then hand the upgraded connection to
 /// the broker, which terminates its TLS.
-pub(crate) fn intercept(
+pub(crate) async fn intercept(
     shared: &Arc<Shared>,
     policy: &Arc<Policy>,
     target: Target,
@@ -64,6 +64,9 @@ pub(crate) fn intercept(
     let Some(broker) = policy.broker.as_ref().map(|b| b.0.clone()) else {
         return Refusal::BadRequest.respond(Some(&target), pending);
     };
+    if let super::broker::Mode::Remote(remote) = &broker.mode {
+        return super::broker::chain(shared, remote, target, req, pending, slot).await;
+    }
     let (shared, policy) = (shared.clone(), policy.clone());
     tokio::spawn(async move {
         let _slot = slot;

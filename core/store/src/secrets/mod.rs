@@ -180,6 +180,19 @@ impl Crypto {
         Ok((id, seal(&master, aad, value)))
     }
 
+    /// A key for `purpose` derived from the current master key: the same on
+    /// every process that shares the key file (the broker's machine tokens).
+    pub fn derive(&self, purpose: &str) -> Result<[u8; 32], CryptoError> {
+        use sha2::Digest;
+        let (_, master) = self.keyring.read().map_err(|_| CryptoError::Open)?.current();
+        let mut hash = sha2::Sha256::new();
+        hash.update(b"acs-derived-key\0");
+        hash.update(purpose.as_bytes());
+        hash.update(b"\0");
+        hash.update(master);
+        Ok(hash.finalize().into())
+    }
+
     /// Opens what [`Crypto::seal_deployment`] sealed.
     pub fn open_deployment(&self, master_key_id: &str, aad: &str, sealed: &str) -> Result<Vec<u8>, CryptoError> {
         open(&self.master(master_key_id)?, aad, sealed)

@@ -12,7 +12,7 @@ use hyper::service::service_fn;
 use hyper::{Request, Response, Uri, Version};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 
-use super::Broker;
+use super::{Broker, Mode};
 use crate::egress::body::{ProxyBody, RecordedBody};
 use crate::egress::headers::strip_hop_by_hop;
 use crate::egress::policy::Policy;
@@ -26,6 +26,7 @@ struct Conn {
     shared: Arc<Shared>,
     policy: Arc<Policy>,
     broker: Arc<Broker>,
+    upstream: Arc<rustls::ClientConfig>,
     target: Target,
 }
 
@@ -42,7 +43,11 @@ pub(crate) async fn serve<IO>(
 ) where
     IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let config = match broker.ca.server_config(target.host()) {
+    let Mode::Local { ca, upstream } = &broker.mode else {
+        return connect.finish(Some("broker_tls"));
+    };
+    let upstream = upstream.clone();
+    let config = match ca.server_config(target.host()) {
         Ok(config) => config,
         Err(e) => {
             tracing::warn!(host = %target, "broker leaf certificate: {e}");
@@ -56,7 +61,7 @@ pub(crate) async fn serve<IO>(
     };
     connect.discard();
     let stopped = shared.stopped.clone();
-    let conn = Arc::new(Conn { shared, policy, broker, target });
+    let conn = Arc::new(Conn { shared, policy, broker, upstream, target });
     let service = service_fn(move |req| {
         let conn = conn.clone();
         async move { Ok::<_, Infallible>(handle(&conn, req).await) }
@@ -90,7 +95,7 @@ async fn handle(conn: &Conn, req: Request<Incoming>) -> Response<ProxyBody> {
         headers.remove(&attachment.header);
         headers.insert(attachment.header, value);
     }
-    let sent = shared.pool.send(&conn.policy, &conn.broker.upstream, &conn.target, &shared.stopped, req);
+    let sent = shared.pool.send(&conn.policy, &conn.upstream, &conn.target, &shared.stopped, req);
     match tokio::time::timeout(shared.request_timeout, sent).await.unwrap_or(Err(Refusal::RequestTimeout)) {
         Ok(response) => {
             pending.set_status(response.status().as_u16());

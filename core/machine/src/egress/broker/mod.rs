@@ -7,7 +7,9 @@
 //! changed while a turn runs applies to its next request.
 
 pub mod ca;
+mod chain;
 mod intercept;
+pub mod remote;
 mod upstream;
 
 use std::future::Future;
@@ -18,6 +20,7 @@ use hyper::header::{HeaderName, HeaderValue};
 use uuid::Uuid;
 
 pub use ca::{Ca, CaError, NewCa};
+pub(crate) use chain::chain;
 pub(crate) use intercept::serve;
 pub(crate) use upstream::Pool;
 pub use upstream::upstream_tls;
@@ -58,12 +61,37 @@ pub trait Credentials: Send + Sync {
     fn attach<'a>(&'a self, sandbox_id: Uuid, host: &'a str) -> BoxFuture<'a, Option<Attachment>>;
 }
 
-/// A broker a machine's proxy consults: the CA the machine trusts, the TLS
-/// configuration for upstreams, the bindings.
+/// A broker a machine's proxy consults: which hosts are bound, the CA the
+/// machine trusts, and where interception happens.
 pub struct Broker {
-    pub ca: Arc<Ca>,
-    pub upstream: Arc<rustls::ClientConfig>,
     pub credentials: Arc<dyn Credentials>,
+    /// The CA certificate machines trust, PEM.
+    pub ca_pem: String,
+    pub mode: Mode,
+}
+
+pub enum Mode {
+    /// This process terminates TLS and forwards.
+    Local { ca: Arc<Ca>, upstream: Arc<rustls::ClientConfig> },
+    /// `acs broker` on another host does: bound CONNECTs are passed on to it.
+    Remote(Remote),
+}
+
+/// A broker on another host (`broker.url`).
+pub struct Remote {
+    /// `host:port` it listens on.
+    pub addr: String,
+    /// The `Proxy-Authorization` bearer naming a machine to it.
+    pub token: Arc<dyn Fn(Uuid) -> String + Send + Sync>,
+    /// Bounds the connection and its answer to the CONNECT.
+    pub timeout: std::time::Duration,
+}
+
+impl Broker {
+    /// A broker that intercepts in this process.
+    pub fn local(ca: Arc<Ca>, upstream: Arc<rustls::ClientConfig>, credentials: Arc<dyn Credentials>) -> Broker {
+        Broker { credentials, ca_pem: ca.cert_pem().to_owned(), mode: Mode::Local { ca, upstream } }
+    }
 }
 
 /// A proxy's broker, compared by identity (policies are compared to tell a

@@ -462,7 +462,7 @@ impl LocalProvider {
         env.insert("SANDBOX_URL".into(), sandbox_url(lease));
         let mut binds = self.cfg.ro_binds.clone();
         if let Some(broker) = &spec.broker {
-            binds.extend(trust_broker(layout, broker.0.ca.cert_pem(), &mut env)?);
+            binds.extend(trust_broker(layout, &broker.0.ca_pem, &mut env)?);
         }
         if !self.sandboxd.is_file() {
             // Something cleared the run directory (an operator, a reboot's tmpfs): put it back.
