@@ -14,6 +14,8 @@ pub use acs_core as core;
 use acs_ext_admin as _;
 #[cfg(feature = "chat-relay")]
 use acs_ext_chat_relay as _;
+#[cfg(feature = "connections")]
+use acs_ext_connections as _;
 #[cfg(feature = "support")]
 use acs_ext_support as _;
 #[cfg(feature = "webhooks")]
@@ -26,9 +28,12 @@ use acs_core::extension::{Answer, SpecField};
 acs_core::inventory::submit! {
     SpecField { answer: Answer::Me, name: "brokered", description: "The account's sandboxes egress through the broker." }
 }
+// The connections extension supplies these two itself when it is compiled in.
+#[cfg(not(feature = "connections"))]
 acs_core::inventory::submit! {
     SpecField { answer: Answer::Me, name: "connections_enabled", description: "Connection providers are on." }
 }
+#[cfg(not(feature = "connections"))]
 acs_core::inventory::submit! {
     SpecField {
         answer: Answer::Me,
