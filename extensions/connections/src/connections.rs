@@ -81,7 +81,14 @@ async fn delete(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid
 /// token when there is one (revoking it ends the grant), else the access
 /// token. Best effort: the connection is gone here whatever it answers.
 async fn revoke_upstream(state: &AppState, conn: &ConnectionRow) {
-    let Ok(Some(provider)) = conn.provider(state).await else { return };
+    let provider = match conn.provider(state).await {
+        Ok(Some(provider)) => provider,
+        Ok(None) => return,
+        Err(e) => {
+            tracing::warn!(connection = %conn.id, error = %e, "revoking a deleted connection: reading its provider");
+            return;
+        }
+    };
     if provider.revocation_endpoint.is_none() {
         return;
     }

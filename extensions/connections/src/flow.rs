@@ -127,6 +127,13 @@ async fn callback(
         let description = q.get("error_description").map(|d| format!(" ({d})")).unwrap_or_default();
         return Err(FlowError::Refused(format!("{error}{description}")));
     }
+    // RFC 9207: a provider that names itself in its answer must be this one
+    // (an answer from another server the person was sent to is a mix-up).
+    if let (Some(iss), Some(issuer)) = (q.get("iss"), provider.issuer.as_deref())
+        && iss != issuer
+    {
+        return Err(FlowError::Refused(format!("the answer came from {iss}, not {issuer}")));
+    }
     let code = q.get("code").ok_or_else(|| FlowError::Refused("no authorization code came back".into()))?;
     let verifier = state
         .crypto

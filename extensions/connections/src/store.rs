@@ -311,11 +311,12 @@ pub async fn connection_any(state: &AppState, id: Uuid) -> Result<Option<Connect
     row.as_ref().map(ConnectionRow::from_row).transpose()
 }
 
-/// Active connections whose token expires before `before` and that no
-/// worker holds: what the refresher looks at next.
+/// Active connections with a refresh token whose access token expires
+/// before `before` and that no worker holds: what the refresher looks at next.
 pub async fn due(state: &AppState, before: i64, now: i64) -> Result<Vec<Uuid>, sqlx::Error> {
     let rows = sqlx::query(
-        "SELECT id FROM connections WHERE status = 'active' AND expires_at IS NOT NULL AND expires_at <= $1 \
+        "SELECT id FROM connections WHERE status = 'active' AND sealed_refresh_token IS NOT NULL \
+         AND expires_at IS NOT NULL AND expires_at <= $1 \
          AND (lease_until IS NULL OR lease_until < $2) ORDER BY expires_at LIMIT 20",
     )
     .bind(before)

@@ -15,7 +15,8 @@ both!(
     a_refusal_at_the_provider_is_a_page,
     deleting_a_connection_revokes_it_at_the_provider,
     a_provider_without_endpoints_is_a_page,
-    account_deletion_removes_everything
+    account_deletion_removes_everything,
+    an_export_lists_connections_without_secrets
 );
 
 async fn a_browser_connects_an_account(b: Backend) {
@@ -151,6 +152,20 @@ async fn a_refusal_at_the_provider_is_a_page(b: Backend) {
     assert_eq!(r.status, StatusCode::BAD_GATEWAY, "{}", r.text);
     assert!(r.text.contains("invalid_grant"), "{}", r.text);
 
+    // An answer naming another issuer (RFC 9207) is a mix-up, refused.
+    let r = browser.get("/connections/idp/start").await;
+    let to = reqwest::Url::parse(&acs_testkit::browser::location(&r)).unwrap();
+    let state = to.query_pairs().find(|(k, _)| k == "state").unwrap().1.into_owned();
+    let q = form_urlencoded::Serializer::new(String::new())
+        .append_pair("code", "x")
+        .append_pair("state", &state)
+        .append_pair("iss", "https://evil.example")
+        .finish();
+    let r = browser.get(&format!("/connections/idp/callback?{q}")).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.text);
+    assert!(r.text.contains("evil.example"), "{}", r.text);
+    assert_eq!(app.get("/api/connections", &u.key).await.body["data"], json!([]));
+
     // An unknown provider.
     let r = browser.get("/connections/nope/start").await;
     assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.text);
@@ -206,4 +221,39 @@ async fn account_deletion_removes_everything(b: Backend) {
             .unwrap();
         assert_eq!(n, 0, "{table}");
     }
+}
+
+async fn an_export_lists_connections_without_secrets(b: Backend) {
+    let c = connected(b, 3600, &[]).await;
+    let (app, u) = (&c.app, &c.user);
+    let token = source_value(app, &u.id, &c.connection_id).await.unwrap().value;
+    let r = app.post("/api/account/exports", &u.key, json!({})).await;
+    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
+    let id = r.body["data"]["id"].as_str().unwrap().to_owned();
+    let mut done = false;
+    for _ in 0..600 {
+        let r = app.get(&format!("/api/account/exports/{id}"), &u.key).await;
+        if r.body["data"]["status"] != "pending" {
+            assert_eq!(r.body["data"]["status"], "completed", "{}", r.text);
+            done = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(done, "the export finished");
+    let res = app
+        .http
+        .get(format!("{}/api/account/exports/{id}/download", app.base))
+        .bearer_auth(&u.key)
+        .send()
+        .await
+        .unwrap();
+    let text = res.text().await.unwrap();
+    let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["connection_providers"][0]["slug"], "idp", "{text}");
+    assert_eq!(doc["connections"][0]["id"], c.connection_id.as_str());
+    assert_eq!(doc["connections"][0]["status"], "active");
+    assert!(!text.contains(&token), "no access token");
+    assert!(!text.contains(CLIENT_SECRET), "no client secret");
+    assert!(!text.contains("sealed"), "no sealed value");
 }
