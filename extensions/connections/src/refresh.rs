@@ -69,12 +69,29 @@ async fn pass(state: &AppState) -> Result<(), sqlx::Error> {
 
 /// Refreshes `conn` if this caller wins its claim.
 pub async fn refresh(state: &AppState, conn: &ConnectionRow) -> Result<Outcome, sqlx::Error> {
-    let Some(sealed_refresh) = conn.sealed_refresh_token.as_deref() else { return Ok(Outcome::NoRefreshToken) };
+    if conn.sealed_refresh_token.is_none() {
+        return Ok(Outcome::NoRefreshToken);
+    }
     let now = now_micros();
     if !store::claim(state, conn.id, now, now + LEASE_MICROS).await? {
         return Ok(Outcome::Busy);
     }
-    match attempt(state, conn, sealed_refresh).await {
+    // Read again under the claim: another caller may have refreshed since
+    // `conn` was read, and its refresh token is then spent (a rotating
+    // provider takes a reuse for theft and revokes the grant).
+    let current = match store::connection_any(state, conn.id).await? {
+        Some(c) if c.status == "active" => c,
+        _ => return Ok(Outcome::Failed),
+    };
+    if current.last_refreshed_at != conn.last_refreshed_at || current.expires_at != conn.expires_at {
+        store::unlease(state, conn.id).await?;
+        return Ok(Outcome::Refreshed);
+    }
+    let Some(sealed_refresh) = current.sealed_refresh_token.as_deref() else {
+        store::unlease(state, conn.id).await?;
+        return Ok(Outcome::NoRefreshToken);
+    };
+    match attempt(state, &current, sealed_refresh).await {
         Ok(tokens) => {
             store::refreshed(state, conn.id, &tokens).await?;
             tracing::info!(connection = %conn.id, "connection refreshed");

@@ -341,6 +341,15 @@ pub async fn claim(state: &AppState, id: Uuid, now: i64, until: i64) -> Result<b
     Ok(done.rows_affected() == 1)
 }
 
+/// Lets go of a claim that had nothing to do (someone refreshed first).
+pub async fn unlease(state: &AppState, id: Uuid) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE connections SET lease_until = NULL WHERE id = $1")
+        .bind(id.to_string())
+        .execute(&state.db.pool)
+        .await?;
+    Ok(())
+}
+
 /// Lets go of a claim without a new token (a failure to retry later: the
 /// lease stays until `retry_at`, so the next pass waits that long).
 pub async fn release(state: &AppState, id: Uuid, retry_at: i64, error: &str) -> Result<(), sqlx::Error> {

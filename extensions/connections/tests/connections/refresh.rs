@@ -10,7 +10,12 @@ use serde_json::{Value, json};
 use crate::both;
 use crate::common::*;
 
-both!(the_worker_refreshes_before_expiry, a_revoked_grant_revokes_the_connection, the_source_refreshes_on_demand);
+both!(
+    the_worker_refreshes_before_expiry,
+    a_revoked_grant_revokes_the_connection,
+    the_source_refreshes_on_demand,
+    replicas_never_spend_a_refresh_token_twice
+);
 
 async fn connection(app: &TestApp, u: &User) -> Value {
     app.get("/api/connections", &u.key).await.body["data"][0].clone()
@@ -84,4 +89,34 @@ async fn the_source_refreshes_on_demand(b: Backend) {
     c.idp.revoke_grants().await;
     assert!(source_value(app, &u.id, &c.connection_id).await.is_none());
     assert_eq!(connection(app, u).await["status"], "revoked");
+}
+
+async fn replicas_never_spend_a_refresh_token_twice(b: Backend) {
+    // Tokens live 50 s, under the binding source's minute, so every read
+    // refreshes; both replicas read at once, again and again. The provider
+    // rotates refresh tokens and takes a reused one for theft, revoking the
+    // grant: the connection staying active shows each was spent once.
+    let c = connected(
+        b,
+        50,
+        &[("connections.refresh_before_seconds", json!(0)), ("connections.poll_seconds", json!(3600))],
+    )
+    .await;
+    let (app, u) = (&c.app, &c.user);
+    let replica = app.replica().await;
+    let (account, id): (uuid::Uuid, uuid::Uuid) = (u.id.parse().unwrap(), c.connection_id.parse().unwrap());
+    let ask = |state: acs_core::AppState| async move {
+        let source = state.extensions.binding_sources.iter().find(|s| s.key() == "connection_id").unwrap().clone();
+        source.value(&state, account, id).await.unwrap()
+    };
+    for _ in 0..15 {
+        let (a, b) = tokio::join!(ask(app.state().clone()), ask(replica.state.clone()));
+        assert!(a.is_some() && b.is_some(), "both replicas have a token");
+    }
+    let refreshes = c.idp.stats().await["refreshes"].as_u64().unwrap();
+    assert!(refreshes >= 10, "the sources kept refreshing: {refreshes}");
+    assert_eq!(connection(app, u).await["status"], "active");
+    let v = source_value(app, &u.id, &c.connection_id).await.unwrap();
+    assert!(c.idp.token_active(&v.value).await);
+    replica.state.shutdown.cancel();
 }
