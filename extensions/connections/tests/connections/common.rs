@@ -47,16 +47,22 @@ pub struct Idp {
 impl Idp {
     /// A provider that knows one confidential client redirecting to `redirect_uri`.
     pub async fn start(redirect_uri: &str, access_token_ttl: u64) -> Idp {
+        Idp::start_with(redirect_uri, access_token_ttl, json!({})).await
+    }
+
+    /// The same, with more of the provider's configuration (provider.mjs).
+    pub async fn start_with(redirect_uri: &str, access_token_ttl: u64, extra: Value) -> Idp {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/provider");
         assert!(
             dir.join("node_modules/oidc-provider").exists(),
             "the test provider is not installed: run `npm ci --prefix {}`",
             dir.display()
         );
-        let config = json!({
+        let mut config = json!({
             "clients": [{"client_id": CLIENT_ID, "client_secret": CLIENT_SECRET, "redirect_uris": [redirect_uri]}],
             "access_token_ttl": access_token_ttl,
         });
+        config.as_object_mut().unwrap().extend(extra.as_object().cloned().unwrap_or_default());
         let mut child = Command::new("node")
             .arg("provider.mjs")
             .current_dir(&dir)

@@ -14,7 +14,8 @@ both!(
     the_worker_refreshes_before_expiry,
     a_revoked_grant_revokes_the_connection,
     the_source_refreshes_on_demand,
-    replicas_never_spend_a_refresh_token_twice
+    replicas_never_spend_a_refresh_token_twice,
+    a_token_without_refresh_expires
 );
 
 async fn connection(app: &TestApp, u: &User) -> Value {
@@ -119,4 +120,31 @@ async fn replicas_never_spend_a_refresh_token_twice(b: Backend) {
     let v = source_value(app, &u.id, &c.connection_id).await.unwrap();
     assert!(c.idp.token_active(&v.value).await);
     replica.state.shutdown.cancel();
+}
+
+async fn a_token_without_refresh_expires(b: Backend) {
+    let app = app(b).await;
+    let idp =
+        Idp::start_with(&format!("{}/connections/idp/callback", app.base), 2, json!({"no_refresh_tokens": true})).await;
+    let u = app.user().await;
+    discovered_provider(&app, &u, "idp", &idp.issuer).await;
+    let mut browser = signed_in(&app, &u).await;
+    let page = connect(&app, &mut browser, "idp").await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+    let id = connection(&app, &u).await["id"].as_str().unwrap().to_owned();
+    let mut status = Value::Null;
+    for _ in 0..60 {
+        status = connection(&app, &u).await["status"].clone();
+        if status == "expired" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert_eq!(status, "expired");
+    assert!(source_value(&app, &u.id, &id).await.is_none());
+    // Signing in again makes it active, under the same id.
+    let page = connect(&app, &mut browser, "idp").await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.text);
+    let now = connection(&app, &u).await;
+    assert_eq!((now["id"].as_str(), now["status"].as_str()), (Some(id.as_str()), Some("active")));
 }

@@ -5,7 +5,8 @@
 //
 // Configuration comes as JSON in PROVIDER_CONFIG:
 //   {clients: [{client_id, client_secret, redirect_uris, token_endpoint_auth_method?}],
-//    access_token_ttl?: seconds, refresh_token_ttl?: seconds}
+//    access_token_ttl?: seconds, refresh_token_ttl?: seconds,
+//    no_refresh_tokens?: true (codes give access tokens only)}
 // Once listening it prints one line, {"issuer": "http://127.0.0.1:PORT"}.
 //
 // Test-only routes beside the provider's own:
@@ -41,7 +42,7 @@ const provider = new Provider(issuer, {
   pkce: { required: () => true },
   // Every code grant of a client allowed to refresh gets a refresh token
   // (the stock rule also wants the offline_access scope and consent prompt).
-  issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+  issueRefreshToken: async (_ctx, client) => !config.no_refresh_tokens && client.grantTypeAllowed('refresh_token'),
   // A refresh answers a new refresh token, as many providers do.
   rotateRefreshToken: () => true,
   ttl: {
