@@ -14,6 +14,8 @@ pub use acs_core as core;
 use acs_ext_admin as _;
 #[cfg(feature = "chat-relay")]
 use acs_ext_chat_relay as _;
+#[cfg(feature = "connections")]
+use acs_ext_connections as _;
 #[cfg(feature = "support")]
 use acs_ext_support as _;
 #[cfg(feature = "webhooks")]

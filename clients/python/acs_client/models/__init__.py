@@ -70,6 +70,16 @@ from .claimed_user_data import ClaimedUserData
 from .config_selection import ConfigSelection
 from .config_selection_applied import ConfigSelectionApplied
 from .config_selection_requested import ConfigSelectionRequested
+from .connection import Connection
+from .connection_list import ConnectionList
+from .connection_provider import ConnectionProvider
+from .connection_provider_create import ConnectionProviderCreate
+from .connection_provider_data import ConnectionProviderData
+from .connection_provider_link import ConnectionProviderLink
+from .connection_provider_link_list import ConnectionProviderLinkList
+from .connection_provider_list import ConnectionProviderList
+from .connection_provider_update import ConnectionProviderUpdate
+from .connection_status import ConnectionStatus
 from .conversation import Conversation
 from .conversation_create_request import ConversationCreateRequest
 from .conversation_create_request_labels_type_0 import ConversationCreateRequestLabelsType0
@@ -272,6 +282,7 @@ from .teammate import Teammate
 from .teammate_data import TeammateData
 from .teammate_list import TeammateList
 from .teammate_request import TeammateRequest
+from .token_auth_method import TokenAuthMethod
 from .turn import Turn
 from .turn_list_response import TurnListResponse
 from .turn_origin import TurnOrigin
@@ -377,6 +388,16 @@ __all__ = (
     "ConfigSelection",
     "ConfigSelectionApplied",
     "ConfigSelectionRequested",
+    "Connection",
+    "ConnectionList",
+    "ConnectionProvider",
+    "ConnectionProviderCreate",
+    "ConnectionProviderData",
+    "ConnectionProviderLink",
+    "ConnectionProviderLinkList",
+    "ConnectionProviderList",
+    "ConnectionProviderUpdate",
+    "ConnectionStatus",
     "Conversation",
     "ConversationCreateRequest",
     "ConversationCreateRequestLabelsType0",
@@ -579,6 +600,7 @@ __all__ = (
     "TeamScheduleData",
     "TeamScheduleList",
     "TeamScheduleUpdateRequest",
+    "TokenAuthMethod",
     "Turn",
     "TurnListResponse",
     "TurnOrigin",

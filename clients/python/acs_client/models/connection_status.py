@@ -1,0 +1,10 @@
+from enum import StrEnum
+
+
+class ConnectionStatus(StrEnum):
+    ACTIVE = "active"
+    EXPIRED = "expired"
+    REVOKED = "revoked"
+
+    def __str__(self) -> str:
+        return str(self.value)
