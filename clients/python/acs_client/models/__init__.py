@@ -257,6 +257,12 @@ from .screenshot_media_type import ScreenshotMediaType
 from .search_hit import SearchHit
 from .search_hit_list import SearchHitList
 from .secret import Secret
+from .secret_binding import SecretBinding
+from .secret_binding_create import SecretBindingCreate
+from .secret_binding_data import SecretBindingData
+from .secret_binding_list import SecretBindingList
+from .secret_binding_source import SecretBindingSource
+from .secret_binding_update import SecretBindingUpdate
 from .secret_data import SecretData
 from .secret_list import SecretList
 from .selection_status import SelectionStatus
@@ -575,6 +581,12 @@ __all__ = (
     "SearchHit",
     "SearchHitList",
     "Secret",
+    "SecretBinding",
+    "SecretBindingCreate",
+    "SecretBindingData",
+    "SecretBindingList",
+    "SecretBindingSource",
+    "SecretBindingUpdate",
     "SecretData",
     "SecretList",
     "SelectionStatus",

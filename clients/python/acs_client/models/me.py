@@ -22,7 +22,7 @@ class Me:
     """The caller's identity.
 
     Attributes:
-        brokered (bool): The account's sandboxes egress through the broker.
+        brokered (bool): The account's sandboxes egress through the broker (`features.brokerage`).
         connections_enabled (bool): Connection providers are on.
         connections_manageable (bool): Connections are on and this key may manage them.
         email_verified (bool):
