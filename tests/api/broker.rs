@@ -283,3 +283,155 @@ async fn a_brokered_turn_attaches_credentials_it_never_sees(b: Backend) {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+crate::both!(a_broker_that_does_not_answer_refuses_the_start, a_broker_on_its_own_host_survives_being_killed);
+
+/// A port nothing listens on.
+fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+async fn start_refused(app: &TestApp) -> crate::common::Resp {
+    let u = app.user().await;
+    let a = scripted_runtime_agent(app, &u, "acp", json!({})).await;
+    app.post("/api/conversations", &u.key, json!({"agent_id": a, "prompt": "say: hi"})).await
+}
+
+async fn a_broker_that_does_not_answer_refuses_the_start(b: Backend) {
+    let refused = format!("http://127.0.0.1:{}", closed_port());
+    let app = scripted_app(b, &[("broker.url", json!(refused)), ("features.brokerage", json!(true))]).await;
+    let r = start_refused(&app).await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.text);
+    assert_eq!(
+        (r.body["error"].as_str(), r.body["reason"].as_str()),
+        (Some("broker_unavailable"), Some("econnrefused"))
+    );
+    let machines = sqlx::query("SELECT id FROM sandboxes").fetch_all(&app.state().db.pool).await.unwrap();
+    assert!(machines.is_empty(), "no machine was made");
+
+    // Accepts the connection, never answers.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", silent.local_addr().unwrap());
+    let app = scripted_app(b, &[("broker.url", json!(url)), ("features.brokerage", json!(true))]).await;
+    let r = start_refused(&app).await;
+    assert_eq!((r.body["error"].as_str(), r.body["reason"].as_str()), (Some("broker_unavailable"), Some("timeout")));
+    drop(silent);
+}
+
+/// `acs broker` as a process of its own, its log kept in `log`.
+fn broker_process(config: &std::path::Path, log: &std::path::Path) -> std::process::Child {
+    let log = std::fs::File::create(log).unwrap();
+    std::process::Command::new(env!("CARGO_BIN_EXE_acs"))
+        .args(["--config", config.to_str().unwrap(), "broker"])
+        .env("RUST_LOG", "debug")
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .unwrap()
+}
+
+async fn wait_healthy(port: u16) {
+    for _ in 0..200 {
+        if let Ok(r) = reqwest::get(format!("http://127.0.0.1:{port}/health")).await
+            && r.status() == StatusCode::OK
+        {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("acs broker did not come up");
+}
+
+async fn a_broker_on_its_own_host_survives_being_killed(b: Backend) {
+    let dir = std::env::temp_dir().join(format!("acs-upstream-{}", Uuid::new_v4().simple()));
+    let upstream = HttpsUpstream::start(&[API], &dir).await;
+    let broker_port = closed_port();
+    let ca_file = upstream.ca_file.display().to_string();
+    let overrides = json!([format!("{API}=127.0.0.1")]);
+    let app = scripted_app(
+        b,
+        &[
+            ("sandbox.blocked_cidrs", json!([])),
+            ("sandbox.host_overrides", overrides.clone()),
+            ("broker.url", json!(format!("http://127.0.0.1:{broker_port}"))),
+            ("features.brokerage", json!(true)),
+        ],
+    )
+    .await;
+    // The broker's own configuration: the same database and master key, its own listener.
+    let env: std::collections::BTreeMap<String, String> = app.config_env().into_iter().collect();
+    let config = app.dir.join("broker.toml");
+    let toml = format!(
+        "[database]\nurl = {:?}\n[secrets]\nmaster_key_file = {:?}\n[sandbox]\nblocked_cidrs = []\nhost_overrides = {overrides}\n\
+         [broker]\nlisten = \"127.0.0.1:{broker_port}\"\nupstream_ca_file = {ca_file:?}\n[features]\nbrokerage = true\n",
+        env["ACS_DATABASE__URL"], env["ACS_SECRETS__MASTER_KEY_FILE"],
+    );
+    std::fs::write(&config, toml).unwrap();
+    let log = app.dir.join("broker.log");
+    let mut broker = broker_process(&config, &log);
+    wait_healthy(broker_port).await;
+
+    let u = app.user().await;
+    let token = format!("tok-{}", Uuid::new_v4().simple());
+    let vault = vault_with(&app, &u, &[("UPSTREAM_TOKEN", &token)]).await;
+    let r = app.post("/api/secret-bindings", &u.key, binding("upstream", API, vault, "UPSTREAM_TOKEN")).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let a = scripted_runtime_agent(&app, &u, "acp", json!({})).await;
+    let port = upstream.port;
+    let prompt = format!(
+        "run: curl -sS https://{API}:{port}/echo\n\
+         run: curl -s -m 60 -o /dev/null https://{API}:{port}/hang; echo \"hang exit=$?\""
+    );
+    let conv = create_conversation(&app, &u, json!({"agent_id": a, "prompt": prompt})).await;
+    let conv_id: Uuid = conv["id"].as_str().unwrap().parse().unwrap();
+    let sandbox = conv["sandbox_id"].as_str().unwrap().to_owned();
+    upstream.wait_for(60, |s| s.iter().any(|s| s.path == "/hang")).await;
+    // Killed mid-request: the request fails at once, the turn goes on.
+    broker.kill().unwrap();
+    broker.wait().unwrap();
+    let turns = finished_turns_within(&app, conv_id, 1, 30).await;
+    assert_eq!(turns[0].status, "done", "{turns:?}");
+    let text = said(&app, conv_id).await;
+    assert!(text.contains("hello from upstream[exit 0]"), "{text}");
+    let hang = text.split("hang exit=").nth(1).unwrap_or_default();
+    assert!(!hang.starts_with('0'), "the cut request failed: {text}");
+
+    // While it is down the machine's bound requests are refused, and nothing else changes.
+    let (_, out, _) = sh(
+        &app,
+        sandbox.parse().unwrap(),
+        &format!("curl -s -o /dev/null -w '%{{http_connect}}' https://{API}:{port}/echo"),
+    )
+    .await;
+    assert_eq!(out, "503", "{out}");
+
+    // Back up: the next request works, with the credential.
+    let mut broker = broker_process(&config, &log);
+    wait_healthy(broker_port).await;
+    let before = upstream.seen().len();
+    let r = app
+        .post(
+            &format!("/api/conversations/{conv_id}/prompts"),
+            &u.key,
+            json!({"prompt": format!("run: curl -sS https://{API}:{port}/echo")}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
+    finished_turns_within(&app, conv_id, 2, 30).await;
+    let seen = upstream.seen();
+    assert_eq!(seen.len(), before + 1, "{seen:?}");
+    let want = format!("Bearer {token}");
+    assert!(seen.iter().all(|s| s.authorization.as_deref() == Some(want.as_str())), "{seen:?}");
+
+    // The records name the binding; the cut one says how it ended. No value in a log line.
+    let records = egress(&app, &u, &sandbox).await;
+    assert!(records.iter().filter(|e| e["service"] == "upstream" && e["status"] == 200).count() >= 2, "{records:?}");
+    assert!(records.iter().any(|e| e["error"] == "broker_closed"), "{records:?}");
+    assert!(records.iter().any(|e| e["error"] == "broker_unavailable" && e["status"] == 503), "{records:?}");
+    broker.kill().unwrap();
+    broker.wait().unwrap();
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("acs broker is ready"), "{logged}");
+    assert!(!logged.contains(&token), "the broker logged the value");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -50,8 +50,7 @@ pub(crate) async fn chain(
         let _slot = slot;
         let relay = async {
             let upgraded = hyper::upgrade::on(req).await.map_err(|_| "client_closed")?;
-            let mut client = TokioIo::new(upgraded);
-            tokio::io::copy_bidirectional(&mut client, &mut broker).await.map(drop).map_err(|_| "broker_closed")
+            relay(TokioIo::new(upgraded), &mut broker).await
         };
         tokio::select! {
             ended = relay => match ended {
@@ -63,6 +62,35 @@ pub(crate) async fn chain(
         }
     });
     Response::new(empty())
+}
+
+/// Relays both ways. The machine closes first when it is done; the broker
+/// closing first (it stopped, or was killed mid-request) is recorded.
+async fn relay<C>(client: C, broker: &mut TcpStream) -> Result<(), &'static str>
+where
+    C: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let (mut from_client, mut to_client) = tokio::io::split(client);
+    let (mut from_broker, mut to_broker) = broker.split();
+    let up = async {
+        let copied = tokio::io::copy(&mut from_client, &mut to_broker).await;
+        // Best effort: the broker may be gone already, which `down` reports.
+        to_broker.shutdown().await.ok();
+        copied
+    };
+    let down = async {
+        let copied = tokio::io::copy(&mut from_broker, &mut to_client).await;
+        to_client.shutdown().await.ok();
+        copied
+    };
+    tokio::pin!(up, down);
+    tokio::select! {
+        sent = &mut up => {
+            sent.map_err(|_| "client_closed")?;
+            down.await.map(drop).map_err(|_| "broker_closed")
+        }
+        _ = &mut down => Err("broker_closed"),
+    }
 }
 
 /// Connects to the broker and asks for `target`: the stream once it
