@@ -8,6 +8,7 @@ use acs_ext_connections as _;
 
 pub use acs_testkit::both;
 
+mod broker;
 mod common;
 mod flow;
 mod providers;
