@@ -389,6 +389,11 @@ async fn export_holds_the_account_without_secrets(b: Backend) {
     let app = scripted_app(b, &[]).await;
     let u = app.user().await;
     let made = populate(&app, &u, "x").await;
+    app.state().features.set("brokerage", true);
+    let vault = app.get("/api/vaults", &u.key).await.body["data"][0]["id"].clone();
+    let binding = json!({"name": "gh", "host": "api.github.com", "header": "authorization",
+        "template": "Bearer {value}", "source": {"vault_id": vault, "key": "VAULT_TOKEN"}});
+    assert_eq!(app.post("/api/secret-bindings", &u.key, binding).await.status, StatusCode::CREATED);
     let e = finished_export(&app, &u).await;
     assert_eq!(e["status"], "completed", "{e}");
     assert_eq!(e["downloadable"], true);
@@ -418,6 +423,11 @@ async fn export_holds_the_account_without_secrets(b: Backend) {
     assert_eq!(agent["versions"].as_array().unwrap().len(), 2, "{agent}");
     assert_eq!(doc["environments"][0]["secrets"][0]["key"], "ENV_TOKEN");
     assert_eq!(doc["vaults"][0]["secrets"][0]["key"], "VAULT_TOKEN");
+    let binding = &doc["secret_bindings"][0];
+    assert_eq!(
+        (&binding["name"], &binding["source_key"], &binding["source_id"]),
+        (&json!("gh"), &json!("VAULT_TOKEN"), &vault)
+    );
     let sets = doc["inference_credential_sets"].as_array().unwrap();
     assert!(sets.iter().any(|s| s["name"] == "work" && s["providers"] == json!(["anthropic_api_key"])), "{sets:?}");
     assert_eq!(doc["webhooks"][0]["url"], "https://hooks.example.com/x");

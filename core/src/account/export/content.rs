@@ -144,6 +144,20 @@ const VAULTS: &[(&str, K)] = &[
     ("inserted_at", K::Time),
     ("updated_at", K::Time),
 ];
+// A binding names its source; no value is ever stored with it.
+const SECRET_BINDINGS: &[(&str, K)] = &[
+    ("id", K::Text),
+    ("name", K::Text),
+    ("host", K::Text),
+    ("header", K::Text),
+    ("template", K::Text),
+    ("source_kind", K::Text),
+    ("source_id", K::Text),
+    ("source_key", K::Text),
+    ("enabled", K::Flag),
+    ("inserted_at", K::Time),
+    ("updated_at", K::Time),
+];
 const CREDENTIAL_SETS: &[(&str, K)] = &[
     ("id", K::Text),
     ("name", K::Text),
@@ -245,6 +259,7 @@ pub async fn write<S: ChunkStore>(state: &AppState, account_id: Uuid, w: &mut Wr
     agents(state, &id, w).await?;
     environments(state, &id, w).await?;
     vaults(state, &id, w).await?;
+    list_section(state, w, "secret_bindings", ("secret_bindings", "account_id", &id), SECRET_BINDINGS, plain).await?;
     credential_sets(state, &id, w).await?;
     team(state, &id, w).await?;
     conversations(state, &id, w).await?;
