@@ -1,6 +1,6 @@
 //! The egress broker from outside (DESIGN 9.5): secret bindings over the
 //! API, gated by `features.brokerage`; a turn in a brokered machine whose
-//! agent runs curl, git over HTTPS and Node against a real HTTPS upstream
+//! agent runs curl, git over HTTPS, Node and Python against a real HTTPS upstream
 //! with its own CA; the upstream sees the credential, the machine, its
 //! events and the API never do.
 
@@ -184,6 +184,7 @@ async fn a_brokered_turn_attaches_credentials_it_never_sees(b: Backend) {
          run: git clone -q https://{GIT}:{port}/repo.git /tmp/repo && cat /tmp/repo/README\n\
          write: /tmp/fetch.js {node}\n\
          run: node /tmp/fetch.js\n\
+         run: python3 -c \"import urllib.request as u; print('python', u.urlopen('https://{API}:{port}/echo').read().decode())\"\n\
          run: curl -s -o /dev/null -w 'outside %{{http_code}}' https://{OUTSIDE}:{port}/echo\n\
          run: curl -s -o /dev/null -w 'elsewhere %{{http_connect}}' https://example.com/\n\
          run: echo env=$UPSTREAM_TOKEN; cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -c UPSTREAM_TOKEN"
@@ -198,6 +199,7 @@ async fn a_brokered_turn_attaches_credentials_it_never_sees(b: Backend) {
         "hello from upstream[exit 0]",
         "brokered clone",
         "node 200 hello from upstream",
+        "python hello from upstream",
         "outside 502",
         "elsewhere 403",
         "env=\n0\n",
@@ -208,7 +210,7 @@ async fn a_brokered_turn_attaches_credentials_it_never_sees(b: Backend) {
     // The upstream saw the credential on every brokered request, never the machine's own.
     let seen = upstream.seen();
     let on_api: Vec<_> = seen.iter().filter(|s| s.path == "/echo").collect();
-    assert_eq!(on_api.len(), 2, "{seen:?}");
+    assert_eq!(on_api.len(), 3, "curl, Node and Python: {seen:?}");
     assert!(seen.iter().filter(|s| s.path.starts_with("/repo.git")).count() >= 2, "{seen:?}");
     let want = format!("Bearer {token}");
     assert!(seen.iter().all(|s| s.authorization.as_deref() == Some(want.as_str())), "{seen:?}");
