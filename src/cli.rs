@@ -326,7 +326,7 @@ async fn broker(loaded: Loaded, command: BrokerCommand) -> anyhow::Result<()> {
         server::cancel_on_signal(state.shutdown.clone());
         tokio::spawn(acs_core::features::watch(state.clone()));
         tracing::info!(addr = %listener.local_addr()?, "acs broker is ready");
-        return acs_core::broker::serving::run(state, listener).await.map_err(|e| anyhow::anyhow!(e));
+        return acs_core::sandboxes::broker_host::run(state, listener).await.map_err(|e| anyhow::anyhow!(e));
     }
     let db = Db::connect(&loaded.config.database).await?;
     acs_core::extension::migrate(&db).await?;

@@ -10,7 +10,6 @@ pub mod ca;
 pub mod credentials;
 pub mod model;
 pub mod rules;
-pub mod serving;
 pub mod store;
 pub mod token;
 
@@ -23,7 +22,6 @@ use uuid::Uuid;
 
 use crate::egress::broker::{Broker, BrokerRef, Mode, Remote};
 use crate::refusal::{BrokerDown, Refusal, Unavailable};
-use crate::sandboxes::model::SandboxRow;
 use crate::state::AppState;
 
 pub use bindings::router;
@@ -122,22 +120,31 @@ impl From<Unbrokered> for crate::error::ApiError {
     }
 }
 
+/// The machine a broker is asked for.
+#[derive(Debug, Clone, Copy)]
+pub struct Machine {
+    /// It runs on a runner (its owner's computer).
+    pub on_runner: bool,
+    /// The CA it trusts, if it started brokered.
+    pub ca: Option<Uuid>,
+}
+
 /// The broker a machine runs with: `None` while brokerage is off. A start
 /// gets the current CA; a running machine taken over after a restart
 /// (`keep`) keeps the one it started with.
 pub async fn for_machine(
     state: &AppState,
-    row: &SandboxRow,
+    machine: Machine,
     keep: bool,
 ) -> Result<Option<(Uuid, BrokerRef)>, Unbrokered> {
     if !state.feature_enabled(BROKERAGE) {
         return Ok(None);
     }
-    if row.runner_id.is_some() {
+    if machine.on_runner {
         return Err(Unbrokered::Unenforceable);
     }
     let svc = state.get::<Service>().ok_or(Unbrokered::NotStarted)?;
-    let ca_id = match row.broker_ca_id.filter(|_| keep) {
+    let ca_id = match machine.ca.filter(|_| keep) {
         Some(id) => id,
         None => ca::current_id(&state.db, &state.crypto).await.map_err(|e| Unbrokered::Ca(e.to_string()))?,
     };

@@ -2,6 +2,7 @@
 //! and lifecycle. Handlers are thin; the moves live in `service`, the
 //! build stages in `provision`, the reads in `reads`.
 
+pub mod broker_host;
 pub mod capacity;
 pub mod egress_log;
 pub mod git;
@@ -365,6 +366,11 @@ pub fn local_config(
         watchdog_seconds: cfg.watchdog_seconds,
         names_dir: None,
     })
+}
+
+/// What the broker needs to know of a machine.
+pub(crate) fn broker_machine(row: &model::SandboxRow) -> crate::broker::Machine {
+    crate::broker::Machine { on_runner: row.runner_id.is_some(), ca: row.broker_ca_id }
 }
 
 /// `sandbox.host_overrides`: `host=address` entries.

@@ -49,7 +49,7 @@ pub(super) async fn run(ctx: &Ctx<'_>, deadline: Duration) -> Result<Option<Stri
 async fn stages(ctx: &Ctx<'_>, current: &Mutex<Option<&'static str>>) -> Result<Option<String>, String> {
     // The broker is settled before the machine starts (it must trust the CA
     // from its first process on); its stage reports after `network`.
-    let broker = crate::broker::for_machine(ctx.state, ctx.row, false).await;
+    let broker = crate::broker::for_machine(ctx.state, super::broker_machine(ctx.row), false).await;
     let machine_broker = match &broker {
         Ok(b) => b.as_ref().map(|(_, b)| b.clone()),
         Err(_) => None,

@@ -482,7 +482,8 @@ pub(super) async fn machine_broker(
     state: &AppState,
     row: &SandboxRow,
 ) -> Result<Option<crate::egress::broker::BrokerRef>, String> {
-    let broker = crate::broker::for_machine(state, row, false).await.map_err(|e| e.to_string())?;
+    let broker =
+        crate::broker::for_machine(state, super::broker_machine(row), false).await.map_err(|e| e.to_string())?;
     crate::broker::remember_ca(state, row.id, broker.as_ref().map(|(id, _)| *id)).await.map_err(|e| e.to_string())?;
     Ok(broker.map(|(_, b)| b))
 }
@@ -613,7 +614,7 @@ pub async fn take_over(state: &AppState, id: Uuid) {
     };
     // A machine keeps the broker CA it trusts; without a broker now its bound
     // hosts pass as plain tunnels (nothing attached) until it restarts.
-    let broker = match crate::broker::for_machine(state, &row, true).await {
+    let broker = match crate::broker::for_machine(state, super::broker_machine(&row), true).await {
         Ok(b) => b.map(|(_, b)| b),
         Err(e) => {
             tracing::warn!(sandbox = %row.id, "reattached without the broker: {e}");

@@ -1,6 +1,8 @@
 //! `acs broker`: this deployment's broker on a host of its own. It shares
 //! the database and the master key with the servers; their machines' proxies
-//! pass bound CONNECTs to it with a token naming the machine (`token.rs`).
+//! pass bound CONNECTs to it with a token naming the machine
+//! (`broker/token.rs`). It lives here, above the broker, because it writes
+//! the machines' egress log.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,15 +21,15 @@ impl Admit for Machines {
     fn admit<'a>(&'a self, token: &'a str) -> BoxFuture<'a, Option<(Uuid, Arc<Policy>)>> {
         Box::pin(async move {
             let state = self.0.upgrade()?;
-            let id = super::token::check(&state.crypto, token)?;
-            let row = match crate::sandboxes::store::get(&state.db, id).await {
+            let id = crate::broker::token::check(&state.crypto, token)?;
+            let row = match super::store::get(&state.db, id).await {
                 Ok(row) => row?,
                 Err(e) => {
                     tracing::warn!(sandbox = %id, "broker: the machine was not read: {e}");
                     return None;
                 }
             };
-            let broker = match super::for_machine(&state, &row, true).await {
+            let broker = match crate::broker::for_machine(&state, super::broker_machine(&row), true).await {
                 Ok(Some((_, broker))) => broker,
                 Ok(None) => return None,
                 Err(e) => {
@@ -36,7 +38,7 @@ impl Admit for Machines {
                 }
             };
             let cfg = &state.config().sandbox;
-            let overrides = crate::sandboxes::host_overrides(&cfg.host_overrides).ok()?;
+            let overrides = super::host_overrides(&cfg.host_overrides).ok()?;
             // Only bound hosts come here, and those need no allowed-hosts entry; where the
             // broker may connect is the deployment's address rules.
             let policy = Policy {
@@ -56,8 +58,8 @@ impl Admit for Machines {
 
 /// Serves the broker on `listener` until the state shuts down.
 pub async fn run(state: AppState, listener: TcpListener) -> Result<(), String> {
-    super::start(&state, true)?;
-    let sink = Arc::new(crate::sandboxes::egress_log::DbSink::start(state.clone()));
+    crate::broker::start(&state, true)?;
+    let sink = Arc::new(super::egress_log::DbSink::start(state.clone()));
     let timeout = Duration::from_secs(state.config().sandbox.egress_timeout_seconds);
     let admit = Arc::new(Machines(state.downgrade()));
     remote::serve(listener, admit, sink, timeout, state.shutdown.clone()).await;
