@@ -44,30 +44,41 @@ pub async fn get(db: &Db, account_id: Uuid, id: Uuid) -> Result<Option<Binding>,
     row.as_ref().map(from_row).transpose()
 }
 
+/// Binds what a change writes, in the order of [`WRITTEN`].
+fn bind_written<'q>(
+    q: sqlx::query::Query<'q, Any, sqlx::any::AnyArguments>,
+    b: &Binding,
+) -> sqlx::query::Query<'q, Any, sqlx::any::AnyArguments> {
+    let (kind, id, key) = b.source.parts();
+    q.bind(b.name.clone())
+        .bind(b.host.clone())
+        .bind(b.header.clone())
+        .bind(b.template.clone())
+        .bind(kind.to_owned())
+        .bind(id.to_string())
+        .bind(key.map(str::to_owned))
+        .bind(i32::from(b.enabled))
+        .bind(crate::time_fmt::to_micros(b.updated_at))
+}
+
+/// The columns a create or an update writes, as `$1`..`$9`.
+const WRITTEN: &str = "name, host, header, template, source_kind, source_id, source_key, enabled, updated_at";
+
 pub async fn insert(
     tx: &mut sqlx::Transaction<'static, Any>,
     account_id: Uuid,
     b: &Binding,
 ) -> Result<(), sqlx::Error> {
-    let (kind, id, key) = b.source.parts();
-    let at = crate::time_fmt::to_micros(b.inserted_at);
-    sqlx::query(
-        "INSERT INTO secret_bindings (id, account_id, name, host, header, template, source_kind, source_id, \
-         source_key, enabled, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)",
-    )
-    .bind(b.id.to_string())
-    .bind(account_id.to_string())
-    .bind(b.name.clone())
-    .bind(b.host.clone())
-    .bind(b.header.clone())
-    .bind(b.template.clone())
-    .bind(kind.to_owned())
-    .bind(id.to_string())
-    .bind(key.map(str::to_owned))
-    .bind(i32::from(b.enabled))
-    .bind(at)
-    .execute(&mut **tx)
-    .await?;
+    let sql = sqlx::AssertSqlSafe(format!(
+        "INSERT INTO secret_bindings ({WRITTEN}, id, account_id, created_at) \
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+    ));
+    bind_written(sqlx::query(sql), b)
+        .bind(b.id.to_string())
+        .bind(account_id.to_string())
+        .bind(crate::time_fmt::to_micros(b.inserted_at))
+        .execute(&mut **tx)
+        .await?;
     Ok(())
 }
 
@@ -76,24 +87,10 @@ pub async fn update(
     account_id: Uuid,
     b: &Binding,
 ) -> Result<(), sqlx::Error> {
-    let (kind, id, key) = b.source.parts();
-    sqlx::query(
-        "UPDATE secret_bindings SET name = $1, host = $2, header = $3, template = $4, source_kind = $5, \
-         source_id = $6, source_key = $7, enabled = $8, updated_at = $9 WHERE id = $10 AND account_id = $11",
-    )
-    .bind(b.name.clone())
-    .bind(b.host.clone())
-    .bind(b.header.clone())
-    .bind(b.template.clone())
-    .bind(kind.to_owned())
-    .bind(id.to_string())
-    .bind(key.map(str::to_owned))
-    .bind(i32::from(b.enabled))
-    .bind(crate::time_fmt::to_micros(b.updated_at))
-    .bind(b.id.to_string())
-    .bind(account_id.to_string())
-    .execute(&mut **tx)
-    .await?;
+    let sql = sqlx::AssertSqlSafe(format!(
+        "UPDATE secret_bindings SET ({WRITTEN}) = ($1, $2, $3, $4, $5, $6, $7, $8, $9) WHERE id = $10 AND account_id = $11"
+    ));
+    bind_written(sqlx::query(sql), b).bind(b.id.to_string()).bind(account_id.to_string()).execute(&mut **tx).await?;
     Ok(())
 }
 
