@@ -47,29 +47,67 @@ pub struct HttpsUpstream {
     seen: Arc<Mutex<Vec<Seen>>>,
 }
 
+/// A test CA written to `<dir>/upstream-ca.pem` and a server configuration
+/// for `names` it signed, offering `alpn`: the CA (PEM), its file and the configuration.
+fn test_tls(names: &[&str], dir: &Path, alpn: &[&[u8]]) -> (String, PathBuf, rustls::ServerConfig) {
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "acs test upstream CA");
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let key = KeyPair::generate().unwrap();
+    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let leaf = CertificateParams::new(names).unwrap().signed_by(&key, &ca, &ca_key).unwrap();
+    let private = PrivateKeyDer::try_from(key.serialize_der()).unwrap();
+    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![leaf.der().clone()], private)
+        .unwrap();
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    std::fs::create_dir_all(dir).unwrap();
+    let ca_file = dir.join("upstream-ca.pem");
+    std::fs::write(&ca_file, ca.pem()).unwrap();
+    (ca.pem(), ca_file, config)
+}
+
+/// HTTPS in front of a plain HTTP/1.1 server (a test's fake API): TLS with
+/// its own test CA for `names`, each connection's bytes relayed to `backend`.
+pub struct TlsFront {
+    pub port: u16,
+    /// The CA as a PEM file.
+    pub ca_file: PathBuf,
+}
+
+impl TlsFront {
+    pub async fn start(names: &[&str], dir: &Path, backend: std::net::SocketAddr) -> TlsFront {
+        let (_, ca_file, config) = test_tls(names, dir, &[b"http/1.1"]);
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                let acceptor = acceptor.clone();
+                tokio::spawn(async move {
+                    let (Ok(mut tls), Ok(mut plain)) =
+                        (acceptor.accept(tcp).await, tokio::net::TcpStream::connect(backend).await)
+                    else {
+                        return;
+                    };
+                    // Ends with either side; nothing to report in a test fixture.
+                    tokio::io::copy_bidirectional(&mut tls, &mut plain).await.ok();
+                });
+            }
+        });
+        TlsFront { port, ca_file }
+    }
+}
+
 impl HttpsUpstream {
     /// Serves on 127.0.0.1 with a certificate for `names`; files live under `dir`.
     pub async fn start(names: &[&str], dir: &Path) -> HttpsUpstream {
-        let ca_key = KeyPair::generate().unwrap();
-        let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-        ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca_params.distinguished_name.push(rcgen::DnType::CommonName, "acs test upstream CA");
-        let ca = ca_params.self_signed(&ca_key).unwrap();
-        let key = KeyPair::generate().unwrap();
-        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
-        let leaf = CertificateParams::new(names).unwrap().signed_by(&key, &ca, &ca_key).unwrap();
-        let private = PrivateKeyDer::try_from(key.serialize_der()).unwrap();
-        let mut config =
-            rustls::ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-                .with_safe_default_protocol_versions()
-                .unwrap()
-                .with_no_client_auth()
-                .with_single_cert(vec![leaf.der().clone()], private)
-                .unwrap();
-        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-        std::fs::create_dir_all(dir).unwrap();
-        let ca_file = dir.join("upstream-ca.pem");
-        std::fs::write(&ca_file, ca.pem()).unwrap();
+        let (ca_pem, ca_file, config) = test_tls(names, dir, &[b"h2", b"http/1.1"]);
         let static_dir = dir.join("static");
         std::fs::create_dir_all(&static_dir).unwrap();
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -90,7 +128,7 @@ impl HttpsUpstream {
                 });
             }
         });
-        HttpsUpstream { port, ca_pem: ca.pem(), ca_file, static_dir, seen }
+        HttpsUpstream { port, ca_pem, ca_file, static_dir, seen }
     }
 
     /// Every request so far.

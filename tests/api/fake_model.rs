@@ -23,24 +23,30 @@ pub const REPLY: &str = "Hello from the fake model.";
 const TOOL_FINISHED: &str = "Tool finished.";
 
 type Log = Arc<Mutex<Vec<(String, String, Value)>>>;
+/// The credential headers of each request, as `name: value`.
+type Keys = Arc<Mutex<Vec<String>>>;
 
 pub struct FakeModel {
     port: u16,
     log: Log,
+    keys: Keys,
     server: tokio::task::JoinHandle<()>,
 }
+
+/// The headers the three APIs take a key in.
+const KEY_HEADERS: [&str; 3] = ["x-api-key", "authorization", "x-goog-api-key"];
 
 impl FakeModel {
     /// Listens on 0.0.0.0 with a free port (reachable from sandboxes through the host's addresses).
     pub async fn start() -> FakeModel {
         let listener = tokio::net::TcpListener::bind(("0.0.0.0", 0)).await.expect("bind fake model");
         let port = listener.local_addr().unwrap().port();
-        let log = Log::default();
-        let app = Router::new().fallback(handle).with_state(log.clone());
+        let (log, keys) = (Log::default(), Keys::default());
+        let app = Router::new().fallback(handle).with_state((log.clone(), keys.clone()));
         let server = tokio::spawn(async move {
             axum::serve(listener, app).await.expect("fake model server");
         });
-        FakeModel { port, log, server }
+        FakeModel { port, log, keys, server }
     }
 
     pub fn port(&self) -> u16 {
@@ -51,6 +57,11 @@ impl FakeModel {
     pub fn requests(&self) -> Vec<(String, String, Value)> {
         self.log.lock().unwrap().clone()
     }
+
+    /// The key headers every request carried, `name: value`, oldest first.
+    pub fn keys(&self) -> Vec<String> {
+        self.keys.lock().unwrap().clone()
+    }
 }
 
 impl Drop for FakeModel {
@@ -59,7 +70,18 @@ impl Drop for FakeModel {
     }
 }
 
-async fn handle(State(log): State<Log>, method: Method, uri: Uri, body: Bytes) -> Response {
+async fn handle(
+    State((log, keys)): State<(Log, Keys)>,
+    method: Method,
+    uri: Uri,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> Response {
+    for name in KEY_HEADERS {
+        for value in headers.get_all(name) {
+            keys.lock().unwrap().push(format!("{name}: {}", value.to_str().unwrap_or_default()));
+        }
+    }
     let path_and_query = uri.path_and_query().map_or_else(|| uri.path().to_string(), |p| p.to_string());
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     log.lock().unwrap().push((method.to_string(), path_and_query, body.clone()));

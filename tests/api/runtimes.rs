@@ -262,3 +262,94 @@ async fn the_catalog_lists_installed_runtimes_with_their_versions() {
     assert_eq!(d["runtime_versions"]["codex"]["installed"], "0.16.0");
     assert_eq!(d["runtime_versions"]["gemini"]["pinned"], "0.61.0");
 }
+
+const ANTHROPIC_HOST: &str = "anthropic.model.test";
+const OPENAI_HOST: &str = "openai.model.test";
+const GOOGLE_HOST: &str = "google.model.test";
+/// What brokered machines hold instead of a key.
+const PLACEHOLDER: &str = "placeholder-not-a-key";
+
+// SQLite only (real runtimes are slow; the database does not matter). The model APIs behind
+// HTTPS with their own CA; the machines hold placeholder keys, and the broker puts the bound
+// real ones in on the way out: each runtime's HTTP client goes through the proxy and trusts
+// the broker's CA.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_runtimes_reach_the_model_through_the_broker() {
+    let dir = match runtimes_dir().await {
+        Ok(d) => d,
+        Err(e) => {
+            println!("skipped: {e}");
+            return;
+        }
+    };
+    let fake = FakeModel::start().await;
+    let work = std::env::temp_dir().join(format!("acs-front-{}", Uuid::new_v4().simple()));
+    let backend = std::net::SocketAddr::from(([127, 0, 0, 1], fake.port()));
+    let hosts = [ANTHROPIC_HOST, OPENAI_HOST, GOOGLE_HOST];
+    let front = acs_testkit::upstream::TlsFront::start(&hosts, &work, backend).await;
+    let base = |host: &str| format!("https://{host}:{}", front.port);
+    let app = spawn_with(
+        Backend::Sqlite,
+        &[
+            ("sandbox.blocked_cidrs", json!([])),
+            ("sandbox.host_overrides", json!(hosts.map(|h| format!("{h}=127.0.0.1")))),
+            ("broker.upstream_ca_file", json!(front.ca_file.display().to_string())),
+            ("features.brokerage", json!(true)),
+            ("runtimes.dir", json!(dir.display().to_string())),
+            ("inference.base_urls.anthropic", json!(base(ANTHROPIC_HOST))),
+            ("inference.base_urls.openai", json!(format!("{}/v1", base(OPENAI_HOST)))),
+            ("inference.base_urls.google", json!(base(GOOGLE_HOST))),
+            ("inference.platform.anthropic_api_key", json!(PLACEHOLDER)),
+            ("inference.platform.openai_api_key", json!(PLACEHOLDER)),
+            ("inference.platform.gemini_api_key", json!(PLACEHOLDER)),
+        ],
+    )
+    .await;
+    let u = app.user().await;
+    let real = |vendor: &str| format!("real-{vendor}-{}", Uuid::new_v4().simple());
+    let (anthropic, openai, gemini) = (real("anthropic"), real("openai"), real("gemini"));
+    let r = app.post("/api/vaults", &u.key, json!({"name": "model keys"})).await;
+    let vault = r.body["data"]["id"].as_str().unwrap().to_owned();
+    for (host, header, template, key, value) in [
+        (ANTHROPIC_HOST, "x-api-key", "{value}", "ANTHROPIC_KEY", &anthropic),
+        (OPENAI_HOST, "authorization", "Bearer {value}", "OPENAI_KEY", &openai),
+        (GOOGLE_HOST, "x-goog-api-key", "{value}", "GEMINI_KEY", &gemini),
+    ] {
+        let path = format!("/api/vaults/{vault}/secrets/{key}");
+        let r = app.request(reqwest::Method::PUT, &path, Some(&u.key), Some(json!({"value": value}))).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+        let binding = json!({"name": host, "host": host, "header": header, "template": template,
+            "source": {"vault_id": vault, "key": key}});
+        let r = app.post("/api/secret-bindings", &u.key, binding).await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    }
+    let s = Setup { app, u, fake };
+    let runtimes = [
+        ("claude", json!({})),
+        ("codex", json!({})),
+        ("gemini", json!({})),
+        ("opencode", json!({"model": "anthropic/claude-sonnet-4-5"})),
+    ];
+    for (runtime, extra) in runtimes {
+        let a = agent(&s, runtime, extra).await;
+        let c = create_conversation(&s.app, &s.u, json!({"agent_id": a, "prompt": "Say hello."})).await;
+        let conv: Uuid = c["id"].as_str().unwrap().parse().unwrap();
+        let t = finished_turns_within(&s.app, conv, 1, RUNTIME_TURN_SECONDS).await;
+        let transcript = history(&s, conv).await;
+        assert_eq!(t[0].status, "done", "{runtime}: {:?} {transcript}", t[0]);
+        assert!(transcript.contains(REPLY), "{runtime}: {transcript}");
+        let sandbox = c["sandbox_id"].as_str().unwrap();
+        let log = s.app.get(&format!("/api/sandboxes/{sandbox}/egress"), &s.u.key).await.text;
+        assert!(log.contains("\"service\":\"") && !log.contains("real-"), "{runtime}: {log}");
+    }
+    let keys = s.fake.keys();
+    assert!(!keys.is_empty() && keys.iter().all(|k| !k.contains(PLACEHOLDER)), "{keys:?}");
+    for want in [
+        format!("x-api-key: {anthropic}"),
+        format!("authorization: Bearer {openai}"),
+        format!("x-goog-api-key: {gemini}"),
+    ] {
+        assert!(keys.contains(&want), "{want} not seen: {keys:?}");
+    }
+    std::fs::remove_dir_all(&work).ok();
+}
