@@ -27,7 +27,8 @@ use crate::state::{AppState, Flags};
 
 pub use crate::boxed::{BoxError, BoxFuture};
 pub use crate::state::contributions::{
-    Answer, BindingSource, ConsoleLink, Contributions, CredentialSource, Field, FieldValue, SourceValue, SpecField,
+    Answer, BindingSource, ConsoleLink, Contributions, CredentialSource, Field, FieldValue, GrantAttachment, GrantSource,
+    GrantSummary, GrantUse, SourceValue, SpecField,
 };
 
 /// A long-running task; it must end soon after `state.shutdown` is cancelled.
@@ -185,6 +186,11 @@ pub trait Extension: Send + Sync + 'static {
 
     /// Supplies secret-binding values core does not store, while the flag is on.
     fn binding_source(&self) -> Option<Arc<dyn BindingSource>> {
+        None
+    }
+
+    /// The vendor subscriptions it links (credential sets name them), flag on or off.
+    fn grant_source(&self) -> Option<Arc<dyn GrantSource>> {
         None
     }
 
@@ -410,6 +416,7 @@ pub fn contributions(exts: &[&'static dyn Extension], loaded: &Loaded, flags: &A
                 e.binding_source().map(|h| Arc::new(WhenOn::wrap(e.name(), flags, h)) as Arc<dyn BindingSource>)
             })
             .collect(),
+        grant_sources: exts.iter().filter_map(|e| e.grant_source()).collect(),
         me_fields,
         catalog_fields,
         console_links: exts.iter().flat_map(|e| e.console_links().into_iter().map(|l| (e.name(), l))).collect(),

@@ -90,6 +90,81 @@ impl std::fmt::Debug for SourceValue {
     }
 }
 
+/// A vendor subscription an extension links by device-code sign-in (openai,
+/// for codex; DESIGN 9.6). A credential set names one in
+/// `<vendor>_grant_id`; core asks the extension about it through this.
+/// Consulted while the extension's flag is on, and off too (a linked
+/// subscription stays usable; only new links need the flag).
+pub trait GrantSource: Send + Sync {
+    /// The vendor (`openai`): a set's `<vendor>_grant_id` names its grants.
+    fn vendor(&self) -> &'static str;
+
+    /// The grant as a credential set shows it; `None` when the account has no such grant.
+    fn grant<'a>(
+        &'a self,
+        state: &'a AppState,
+        account_id: Uuid,
+        grant_id: Uuid,
+    ) -> BoxFuture<'a, Result<Option<GrantSummary>, BoxError>>;
+
+    /// Whether a turn may start on the grant now. Exhaustion is checked with
+    /// the vendor at most every 5 minutes; a failed check leaves it usable.
+    fn usable<'a>(
+        &'a self,
+        state: &'a AppState,
+        account_id: Uuid,
+        grant_id: Uuid,
+    ) -> BoxFuture<'a, Result<GrantUse, BoxError>>;
+
+    /// The vendor's API hosts (exact or `*.`): where the broker attaches a grant's token.
+    fn hosts(&self, state: &AppState) -> Vec<String>;
+
+    /// What the broker puts on a request to one of [`GrantSource::hosts`]
+    /// from a machine running on the grant: the access token (refreshed
+    /// first when it expires within a minute), the use recorded.
+    fn attach<'a>(
+        &'a self,
+        state: &'a AppState,
+        account_id: Uuid,
+        grant_id: Uuid,
+    ) -> BoxFuture<'a, Result<GrantAttachment, BoxError>>;
+}
+
+/// A grant as a credential set names it (`<vendor>_grant`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct GrantSummary {
+    pub id: Uuid,
+    pub name: String,
+    /// `active`, `revoked`, `expired` or `disconnected`.
+    pub status: String,
+}
+
+/// Whether a turn may run on a grant (spec 4.3, 409 `<vendor>_grant_unusable`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GrantUse {
+    Usable,
+    /// `reason`: `disconnected`, `revoked`, `expired`, `reconnect_required`,
+    /// `exhausted` (with `until`), `not_found`, `owner_ineligible`.
+    Unusable { reason: &'static str, until: Option<time::OffsetDateTime> },
+}
+
+/// A header the broker attaches for a grant.
+pub struct GrantAttachment {
+    /// Such as `authorization`.
+    pub header: String,
+    /// The whole header value (`Bearer <token>`); `None` when the grant holds
+    /// no usable token now (the request is refused with `credential_missing`).
+    pub value: Option<String>,
+    /// What the egress record names as the attached key (`openai_subscription`).
+    pub key: String,
+}
+
+impl std::fmt::Debug for GrantAttachment {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GrantAttachment").field("header", &self.header).field("key", &self.key).finish_non_exhaustive()
+    }
+}
+
 /// A field the interface specification names on a core answer but that an
 /// extension supplies (for example a flag of an extension this build may not
 /// have). The server assembly declares these with `inventory::submit!`; a
@@ -119,6 +194,7 @@ pub struct Contributions {
     pub egress: crate::egress::hook::EgressHooks,
     pub credential_sources: Vec<Arc<dyn CredentialSource>>,
     pub binding_sources: Vec<Arc<dyn BindingSource>>,
+    pub grant_sources: Vec<Arc<dyn GrantSource>>,
     pub me_fields: Vec<Field>,
     pub catalog_fields: Vec<Field>,
     /// The extensions' entries in the console's navigation, by extension name.
