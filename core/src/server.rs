@@ -327,6 +327,9 @@ pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, Box
     state.put_any(Arc::new(crate::accounts::OnSuspended(|state, account| {
         Box::pin(crate::conversations::engine::interrupt_account(state, account))
     })));
+    state.put_any(Arc::new(crate::credentials::OnGrantNamed(|state, set| {
+        Box::pin(crate::conversations::engine::interrupt_set_codex(state, set))
+    })));
     state.put_any(Arc::new(crate::queue::OnSettled(|state, schedule, outcome| {
         Box::pin(crate::team::schedules::run_settled(state, schedule, outcome))
     })));

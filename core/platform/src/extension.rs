@@ -27,8 +27,8 @@ use crate::state::{AppState, Flags};
 
 pub use crate::boxed::{BoxError, BoxFuture};
 pub use crate::state::contributions::{
-    Answer, BindingSource, ConsoleLink, Contributions, CredentialSource, Field, FieldValue, GrantAttachment, GrantSource,
-    GrantSummary, GrantUse, SourceValue, SpecField,
+    Answer, BindingSource, ConsoleLink, Contributions, CredentialSource, Field, FieldValue, GrantAttachment,
+    GrantSource, GrantSummary, GrantUse, SourceValue, SpecField,
 };
 
 /// A long-running task; it must end soon after `state.shutdown` is cancelled.

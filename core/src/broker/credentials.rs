@@ -9,11 +9,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use hyper::header::{HeaderName, HeaderValue};
+use sqlx::Row;
 use uuid::Uuid;
 
 use super::model::{Binding, Source};
 use super::{rules, store};
 use crate::egress::broker::{Attachment, BoxFuture, Credentials};
+use crate::extension::GrantSource;
 use crate::state::{AppState, WeakState};
 use crate::time_fmt::now_micros;
 
@@ -80,6 +82,32 @@ impl Bindings {
         list
     }
 
+    /// The subscription a machine's codex runs on: the grant of the newest
+    /// turn on it that ran on one, when `host` is one of its vendor's API hosts.
+    async fn grant(&self, state: &AppState, sandbox_id: Uuid, host: &str) -> Option<(Uuid, Arc<dyn GrantSource>)> {
+        let source = crate::credentials::openai_grants(state)?;
+        if !source.hosts(state).iter().any(|p| crate::egress::host_matches(p, host)) {
+            return None;
+        }
+        let row = sqlx::query(
+            "SELECT t.inference FROM turns t JOIN conversations c ON c.id = t.conversation_id \
+             WHERE c.sandbox_id = $1 AND t.inference LIKE '%\"scope\":\"grant\"%' ORDER BY t.inserted_at DESC LIMIT 1",
+        )
+        .bind(sandbox_id.to_string())
+        .fetch_optional(&state.db.pool)
+        .await;
+        let inference: Option<String> = match row {
+            Ok(Some(r)) => r.try_get("inference").ok()?,
+            Ok(None) => return None,
+            Err(e) => {
+                tracing::warn!(sandbox = %sandbox_id, "broker: the machine's subscription was not read: {e}");
+                return None;
+            }
+        };
+        let inference: crate::inference::rules::Inference = serde_json::from_str(&inference?).ok()?;
+        Some((inference.openai_grant_id?, source))
+    }
+
     async fn binding(&self, sandbox_id: Uuid, host: &str) -> Option<(AppState, Uuid, Binding)> {
         let state = self.state.upgrade()?;
         let account = self.account_of(&state, sandbox_id).await?;
@@ -91,11 +119,25 @@ impl Bindings {
 
 impl Credentials for Bindings {
     fn binds<'a>(&'a self, sandbox_id: Uuid, host: &'a str) -> BoxFuture<'a, bool> {
-        Box::pin(async move { self.binding(sandbox_id, host).await.is_some() })
+        Box::pin(async move {
+            if let Some(state) = self.state.upgrade()
+                && self.grant(&state, sandbox_id, host).await.is_some()
+            {
+                return true;
+            }
+            self.binding(sandbox_id, host).await.is_some()
+        })
     }
 
     fn attach<'a>(&'a self, sandbox_id: Uuid, host: &'a str) -> BoxFuture<'a, Option<Attachment>> {
         Box::pin(async move {
+            // A machine running on a subscription gets its token at the vendor's API hosts,
+            // over whatever a binding says there.
+            if let Some(state) = self.state.upgrade()
+                && let Some((grant_id, source)) = self.grant(&state, sandbox_id, host).await
+            {
+                return self.grant_attachment(&state, sandbox_id, grant_id, source.as_ref()).await;
+            }
             let (state, account, binding) = self.binding(sandbox_id, host).await?;
             let (key, value) = resolve(&state, account, &binding, host).await;
             let header = HeaderName::from_bytes(binding.header.as_bytes()).ok()?;
@@ -105,6 +147,42 @@ impl Credentials for Bindings {
                 Some(value)
             });
             Some(Attachment { service: binding.name, credential_keys: vec![key], header, value })
+        })
+    }
+}
+
+impl Bindings {
+    async fn grant_attachment(
+        &self,
+        state: &AppState,
+        sandbox_id: Uuid,
+        grant_id: Uuid,
+        source: &dyn GrantSource,
+    ) -> Option<Attachment> {
+        let account = self.account_of(state, sandbox_id).await?;
+        let got = match source.attach(state, account, grant_id).await {
+            Ok(got) => got,
+            Err(e) => {
+                tracing::warn!(grant = %grant_id, "broker: the subscription's token was not read: {e}");
+                return Some(Attachment {
+                    service: format!("{}_subscription", source.vendor()),
+                    credential_keys: Vec::new(),
+                    header: hyper::header::AUTHORIZATION,
+                    value: None,
+                });
+            }
+        };
+        let header = HeaderName::from_bytes(got.header.as_bytes()).ok()?;
+        let value = got.value.and_then(|v| {
+            let mut value = HeaderValue::from_str(&v).ok()?;
+            value.set_sensitive(true);
+            Some(value)
+        });
+        Some(Attachment {
+            service: format!("{}_subscription", source.vendor()),
+            credential_keys: vec![got.key],
+            header,
+            value,
         })
     }
 }

@@ -124,6 +124,15 @@ async fn load_sets(
     .fetch_all(&state.db.pool)
     .await?;
     let mut sets = rows.iter().map(set_from_row).collect::<Result<Vec<_>, _>>()?;
+    for set in sets.iter_mut() {
+        if let Some(grant_id) = set.openai_grant_id {
+            set.openai_grant = grant_summary(state, account_id, grant_id).await.map(|g| OpenaiGrant {
+                id: g.id,
+                name: g.name,
+                status: g.status,
+            });
+        }
+    }
     let held =
         sqlx::query("SELECT set_id, provider FROM inference_credentials WHERE account_id = $1 ORDER BY provider")
             .bind(account_id.to_string())
@@ -154,6 +163,28 @@ fn set_from_row(row: &AnyRow) -> Result<InferenceCredentialSet, sqlx::Error> {
 async fn find_set(state: &AppState, account_id: Uuid, id: Uuid) -> ApiResult<InferenceCredentialSet> {
     load_sets(state, account_id, Some(id)).await?.pop().ok_or_else(|| ApiError::not_found("Inference credential set"))
 }
+
+/// The extension that links openai subscriptions, when one is compiled in.
+pub fn openai_grants(state: &AppState) -> Option<std::sync::Arc<dyn crate::extension::GrantSource>> {
+    state.extensions.grant_sources.iter().find(|g| g.vendor() == "openai").cloned()
+}
+
+/// A named subscription as a set shows it; `None` when it is gone (or its
+/// extension is not compiled in, or failed to answer: logged).
+async fn grant_summary(state: &AppState, account_id: Uuid, grant_id: Uuid) -> Option<crate::extension::GrantSummary> {
+    let source = openai_grants(state)?;
+    match source.grant(state, account_id, grant_id).await {
+        Ok(summary) => summary,
+        Err(e) => {
+            tracing::warn!(grant = %grant_id, "the subscription was not read: {e}");
+            None
+        }
+    }
+}
+
+/// What the server assembly registers to run when a set starts naming a
+/// subscription: its running codex turns end (their source changed).
+pub struct OnGrantNamed(pub for<'a> fn(&'a AppState, Uuid) -> crate::boxed::BoxFuture<'a, ()>);
 
 /// The account's default set, if it has one.
 pub async fn default_set_id(
@@ -348,8 +379,9 @@ async fn update_set(
     v.check(req.is_default != Some(false), "is_default", "can only be set to true: promote another set instead");
     v.finish()?;
     find_set(&state, p.account_id, id).await?;
-    if let Some(Some(_)) = req.openai_grant_id {
-        // Subscriptions arrive with their own extension; until one is linked no id names one.
+    if let Some(Some(grant_id)) = req.openai_grant_id
+        && grant_summary(&state, p.account_id, grant_id).await.is_none()
+    {
         return Err(ApiError::not_found("Subscription"));
     }
     let mut tx = state.db.begin().await?;
@@ -379,13 +411,18 @@ async fn update_set(
             .execute(&mut *tx)
             .await?;
     }
-    if let Some(None) = req.openai_grant_id {
-        sqlx::query("UPDATE inference_credential_sets SET openai_grant_id = NULL WHERE id = $1")
-            .bind(id.to_string())
-            .execute(&mut *tx)
-            .await?;
-        touch(&mut tx, id).await?;
-    }
+    let named = match req.openai_grant_id {
+        Some(grant) => {
+            sqlx::query("UPDATE inference_credential_sets SET openai_grant_id = $1 WHERE id = $2")
+                .bind(grant.map(|g| g.to_string()))
+                .bind(id.to_string())
+                .execute(&mut *tx)
+                .await?;
+            touch(&mut tx, id).await?;
+            grant.is_some()
+        }
+        None => false,
+    };
     audit::record(
         &mut *tx,
         &Actor::key(&p),
@@ -394,6 +431,9 @@ async fn update_set(
     )
     .await?;
     tx.commit().await?;
+    if named && let Some(hook) = state.get::<OnGrantNamed>() {
+        (hook.0)(&state, id).await;
+    }
     Ok(ok(find_set(&state, p.account_id, id).await?))
 }
 

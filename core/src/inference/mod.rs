@@ -95,6 +95,12 @@ pub async fn resolve(state: &AppState, conv: &Holder, agent: &Agent) -> ApiResul
         None if !kinds.is_empty() => crate::credentials::default_set_id(&state.db.pool, conv.account_id).await?,
         None => None,
     };
+    if runtime == crate::agents::Runtime::Codex
+        && let Some(set) = set_id
+        && let Some(grant_id) = named_grant(state, set).await?
+    {
+        return on_grant(state, conv.account_id, grant_id).await;
+    }
     let mut held = BTreeMap::new();
     if let Some(set) = set_id {
         for kind in kinds {
@@ -129,6 +135,73 @@ pub async fn resolve(state: &AppState, conv: &Holder, agent: &Agent) -> ApiResul
     .and_then(|(k, v)| rules::env_var(k).map(|var| (var.to_owned(), v)));
     let missing = (source == Source::Missing).then(|| rules::missing_reason(runtime));
     Ok(Resolved { inference: source.inference(), credential, missing })
+}
+
+/// What a codex machine holds as its key while it runs on a subscription:
+/// the broker replaces it with the subscription's token on the way out.
+pub const GRANT_PLACEHOLDER: &str = "acs-subscription-attached-by-the-broker";
+
+/// The subscription a set names, if any.
+async fn named_grant(state: &AppState, set: Uuid) -> ApiResult<Option<Uuid>> {
+    let row = sqlx::query("SELECT openai_grant_id FROM inference_credential_sets WHERE id = $1")
+        .bind(set.to_string())
+        .fetch_optional(&state.db.pool)
+        .await?;
+    Ok(match row {
+        Some(r) => crate::db::RowExt::opt_uuid(&r, "openai_grant_id")?,
+        None => None,
+    })
+}
+
+/// A codex turn on a set that names a subscription runs on it or not at all
+/// (spec 2.5: nothing falls back to a key, another subscription or the platform).
+async fn on_grant(state: &AppState, account_id: Uuid, grant_id: Uuid) -> ApiResult<Resolved> {
+    use crate::extension::GrantUse;
+    let source = crate::credentials::openai_grants(state);
+    let failed = |e: crate::boxed::BoxError| {
+        tracing::error!(grant = %grant_id, "the subscription was not read: {e}");
+        ApiError::internal()
+    };
+    let summary = match &source {
+        Some(s) => s.grant(state, account_id, grant_id).await.map_err(failed)?,
+        None => None,
+    };
+    let verdict = match (&source, &summary) {
+        (Some(_), None) | (None, _) => GrantUse::Unusable { reason: "not_found", until: None },
+        _ if !state.feature_enabled(crate::features::BROKERAGE) => {
+            GrantUse::Unusable { reason: "broker_required", until: None }
+        }
+        (Some(s), Some(_)) => s.usable(state, account_id, grant_id).await.map_err(failed)?,
+    };
+    match verdict {
+        GrantUse::Usable => Ok(Resolved {
+            inference: Inference {
+                origin: rules::Origin::Own,
+                scope: rules::Scope::Grant,
+                openai_grant_id: Some(grant_id),
+            },
+            credential: rules::env_var("openai_api_key").map(|var| (var.to_owned(), GRANT_PLACEHOLDER.to_owned())),
+            missing: None,
+        }),
+        GrantUse::Unusable { reason, until } => Err(grant_unusable(grant_id, summary, reason, until)),
+    }
+}
+
+fn grant_unusable(
+    grant_id: Uuid,
+    grant: Option<crate::extension::GrantSummary>,
+    reason: &str,
+    until: Option<time::OffsetDateTime>,
+) -> ApiError {
+    let until = until.and_then(|t| t.format(&time::format_description::well_known::Rfc3339).ok());
+    ApiError::conflict(
+        "openai_grant_unusable",
+        format!("The subscription this credential set names cannot be used now ({reason})."),
+    )
+    .with("grant_id", grant_id.to_string())
+    .with("grant", serde_json::to_value(grant).unwrap_or_default())
+    .with("reason", reason)
+    .with("until", until.map_or(serde_json::Value::Null, serde_json::Value::String))
 }
 
 /// Checks a create body's `inference_credential_id` (spec 4.1 create rule

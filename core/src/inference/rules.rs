@@ -27,7 +27,7 @@ pub enum Scope {
     Credential,
     /// A secret of the machine's environment or vault that the program reads.
     TenantSecret,
-    /// A linked subscription (not offered by this server yet).
+    /// A linked subscription (the subscriptions extension; the broker attaches its token).
     Grant,
     Platform,
     /// The runtime needs no credential from the service (`acp`).

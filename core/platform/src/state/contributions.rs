@@ -145,7 +145,10 @@ pub enum GrantUse {
     Usable,
     /// `reason`: `disconnected`, `revoked`, `expired`, `reconnect_required`,
     /// `exhausted` (with `until`), `not_found`, `owner_ineligible`.
-    Unusable { reason: &'static str, until: Option<time::OffsetDateTime> },
+    Unusable {
+        reason: &'static str,
+        until: Option<time::OffsetDateTime>,
+    },
 }
 
 /// A header the broker attaches for a grant.

@@ -834,6 +834,33 @@ pub async fn interrupt_account(state: &AppState, account_id: Uuid) {
     }
 }
 
+/// Asks the running codex turns that took their credential from `set_id` to
+/// stop: the set now names a subscription, so their source changed (their
+/// next prompt answers 409 `inference_source_changed` until reapplied).
+pub async fn interrupt_set_codex(state: &AppState, set_id: Uuid) {
+    let running = match store::in_statuses_of(&state.db, None, &[ConversationStatus::Running]).await {
+        Ok(rows) => rows,
+        Err(e) => {
+            tracing::error!(set = %set_id, "running turns not read: {e}");
+            return;
+        }
+    };
+    for conv in running.into_iter().filter(|c| c.runtime == "codex") {
+        let bound = match store::applied(&state.db, conv.id).await {
+            Ok(applied) => applied.and_then(|v| v.get("credential_set_id").and_then(|s| s.as_str()).map(str::to_owned)),
+            Err(e) => {
+                tracing::warn!(conversation = %conv.id, "its binding was not read: {e}");
+                continue;
+            }
+        };
+        if bound.as_deref() == Some(set_id.to_string().as_str())
+            && let Err(e) = interrupt(state, &conv).await
+        {
+            tracing::warn!(conversation = %conv.id, "not interrupted: {e:?}");
+        }
+    }
+}
+
 /// Interrupts the turn this server runs.
 fn interrupt_here(state: &AppState, conv: &ConversationRow) -> bool {
     let live = engine(state).live(conv.id);
