@@ -254,6 +254,7 @@ pub async fn start(
     if let Some(set) = req.inference_credential_id {
         crate::inference::check_selection(state, account_id, &agent, set).await?;
     }
+    crate::inference::check_grant(state, account_id, &agent, req.inference_credential_id).await?;
     crate::agents::limits::check_launch(&state.config().limits.execution, agent.spec.execution_limits.as_ref())?;
 
     if let Some(channel) = &req.channel_id

@@ -137,6 +137,25 @@ pub async fn resolve(state: &AppState, conv: &Holder, agent: &Agent) -> ApiResul
     Ok(Resolved { inference: source.inference(), credential, missing })
 }
 
+/// At launch: a codex agent whose set names a subscription starts only when
+/// the subscription can be used now (spec 4.3: launch and turn answer 409
+/// `openai_grant_unusable`).
+pub async fn check_grant(state: &AppState, account_id: Uuid, agent: &Agent, launch_set: Option<Uuid>) -> ApiResult<()> {
+    if agent.spec.runtime != crate::agents::Runtime::Codex {
+        return Ok(());
+    }
+    let set = match resolve_credential_set(launch_set, agent.spec.inference_credential_id, None) {
+        Some(id) => Some(id),
+        None => crate::credentials::default_set_id(&state.db.pool, account_id).await?,
+    };
+    if let Some(set) = set
+        && let Some(grant_id) = named_grant(state, set).await?
+    {
+        on_grant(state, account_id, grant_id).await?;
+    }
+    Ok(())
+}
+
 /// What a codex machine holds as its key while it runs on a subscription:
 /// the broker replaces it with the subscription's token on the way out.
 pub const GRANT_PLACEHOLDER: &str = "acs-subscription-attached-by-the-broker";

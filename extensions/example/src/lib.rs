@@ -6,7 +6,8 @@
 //! - `init` state (the greeting);
 //! - route groups by caller kind, gated and not;
 //! - a field on `/api/auth/me` and one on `/api/catalog`;
-//! - an egress hook (refuses one host), a credential source, an account-deleted hook;
+//! - an egress hook (refuses one host), a credential source, a grant source (one
+//!   openai subscription, from the section), an account-deleted hook;
 //! - an `acs example` subcommand.
 //!
 //! It is not linked into the `acs` binary; its flag is off by default.
@@ -20,7 +21,8 @@ use acs_platform::egress::Refusal;
 use acs_platform::egress::Target;
 use acs_platform::egress::hook::EgressHook;
 use acs_platform::extension::{
-    BoxError, BoxFuture, CliCommand, CredentialSource, Extension, ExtensionState, Field, Registration, RouteGroup,
+    BoxError, BoxFuture, CliCommand, CredentialSource, Extension, ExtensionState, Field, GrantAttachment, GrantSource,
+    GrantSummary, GrantUse, Registration, RouteGroup,
 };
 use acs_platform::http::{Data, Json, created, ok};
 use acs_platform::time_fmt::now_micros;
@@ -45,11 +47,28 @@ pub struct ExampleConfig {
     /// Supplied as `anthropic_api_key` to sets that hold none (the credential source).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub anthropic_api_key: Option<String>,
+    /// One openai subscription every account holds (the grant source).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grant: Option<ExampleGrant>,
+}
+
+/// The example's one subscription: what credential sets may name, and what
+/// the broker attaches for it at `hosts`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExampleGrant {
+    pub id: Uuid,
+    pub name: String,
+    pub token: String,
+    pub hosts: Vec<String>,
+    /// Set: turns may not run on it, for this reason (`exhausted`, `revoked`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unusable: Option<String>,
 }
 
 impl Default for ExampleConfig {
     fn default() -> Self {
-        ExampleConfig { greeting: "hello".into(), blocked_host: None, anthropic_api_key: None }
+        ExampleConfig { greeting: "hello".into(), blocked_host: None, anthropic_api_key: None, grant: None }
     }
 }
 
@@ -121,6 +140,10 @@ impl Extension for Example {
         Some(Arc::new(ConfiguredKey))
     }
 
+    fn grant_source(&self) -> Option<Arc<dyn GrantSource>> {
+        Some(Arc::new(ConfiguredGrant))
+    }
+
     fn me_fields(&self) -> Vec<Field> {
         vec![Field::boolean("example_enabled", "The example extension is on.", |state, _| {
             state.feature_enabled("example")
@@ -181,6 +204,70 @@ impl CredentialSource for ConfiguredKey {
         Box::pin(async move {
             let config: ExampleConfig = state.loaded.section("example")?;
             Ok(config.anthropic_api_key.filter(|_| provider == "anthropic_api_key"))
+        })
+    }
+}
+
+struct ConfiguredGrant;
+
+impl ConfiguredGrant {
+    fn of(state: &AppState, grant_id: Uuid) -> Option<ExampleGrant> {
+        let config: ExampleConfig = state.loaded.section("example").ok()?;
+        config.grant.filter(|g| g.id == grant_id)
+    }
+}
+
+impl GrantSource for ConfiguredGrant {
+    fn vendor(&self) -> &'static str {
+        "openai"
+    }
+
+    fn grant<'a>(
+        &'a self,
+        state: &'a AppState,
+        _account_id: Uuid,
+        grant_id: Uuid,
+    ) -> BoxFuture<'a, Result<Option<GrantSummary>, BoxError>> {
+        let summary = ConfiguredGrant::of(state, grant_id).map(|g| GrantSummary {
+            id: g.id,
+            name: g.name,
+            status: if g.unusable.as_deref() == Some("revoked") { "revoked" } else { "active" }.into(),
+        });
+        Box::pin(async move { Ok(summary) })
+    }
+
+    fn usable<'a>(
+        &'a self,
+        state: &'a AppState,
+        _account_id: Uuid,
+        grant_id: Uuid,
+    ) -> BoxFuture<'a, Result<GrantUse, BoxError>> {
+        let verdict = match ConfiguredGrant::of(state, grant_id).and_then(|g| g.unusable) {
+            // Any other reason reads as `revoked`.
+            Some(reason) if reason == "exhausted" => GrantUse::Unusable {
+                reason: "exhausted",
+                until: Some(time::OffsetDateTime::UNIX_EPOCH + time::Duration::days(30_000)),
+            },
+            Some(_) => GrantUse::Unusable { reason: "revoked", until: None },
+            None => GrantUse::Usable,
+        };
+        Box::pin(async move { Ok(verdict) })
+    }
+
+    fn hosts(&self, state: &AppState) -> Vec<String> {
+        let config: Option<ExampleConfig> = state.loaded.section("example").ok();
+        config.and_then(|c| c.grant).map(|g| g.hosts).unwrap_or_default()
+    }
+
+    fn attach<'a>(
+        &'a self,
+        state: &'a AppState,
+        _account_id: Uuid,
+        grant_id: Uuid,
+    ) -> BoxFuture<'a, Result<GrantAttachment, BoxError>> {
+        let value = ConfiguredGrant::of(state, grant_id).map(|g| format!("Bearer {}", g.token));
+        Box::pin(async move {
+            Ok(GrantAttachment { header: "authorization".into(), value, key: "example_subscription".into() })
         })
     }
 }

@@ -18,7 +18,12 @@ use uuid::Uuid;
 // Linked for its `inventory` registration.
 use acs_ext_example as _;
 
-both!(flag_off_keeps_tables_fields_and_open_routes, flag_on_serves_its_state_and_routes, hooks_reach_machines);
+both!(
+    flag_off_keeps_tables_fields_and_open_routes,
+    flag_on_serves_its_state_and_routes,
+    hooks_reach_machines,
+    a_grant_runs_codex_through_the_broker
+);
 
 const ON: (&str, Value) = ("features.example", Value::Bool(true));
 
@@ -129,6 +134,108 @@ async fn hooks_reach_machines(b: Backend) {
     };
     assert_eq!(sh(&app, machine, &call("/api/example/whoami")).await.1, "200", "a sandbox group admits its key");
     assert_eq!(sh(&app, machine, &call("/api/example/notes")).await.1, "403", "an account group refuses it");
+}
+
+const GRANT_HOST: &str = "api.grant.test";
+
+/// What the agent said, its chunks joined.
+async fn said(app: &TestApp, conv: Uuid) -> String {
+    use sqlx::Row;
+    let rows = sqlx::query("SELECT data FROM events WHERE conversation_id = $1 AND stream = 'stdout' ORDER BY id")
+        .bind(conv.to_string())
+        .fetch_all(&app.state().db.pool)
+        .await
+        .unwrap();
+    rows.iter().map(|r| r.get::<String, _>("data")).collect()
+}
+
+/// A set naming the example's subscription: codex on it runs with a placeholder key that the
+/// broker swaps for the subscription's token at the vendor's hosts; without the broker, or on an
+/// unusable subscription, a start answers 409 `openai_grant_unusable` and nothing falls back.
+async fn a_grant_runs_codex_through_the_broker(b: Backend) {
+    let dir = std::env::temp_dir().join(format!("acs-upstream-{}", Uuid::new_v4().simple()));
+    let upstream = acs_testkit::upstream::HttpsUpstream::start(&[GRANT_HOST], &dir).await;
+    let grant_id = Uuid::new_v4();
+    let token = format!("grant-token-{}", Uuid::new_v4().simple());
+    let grant = |unusable: Option<&str>| json!({"id": grant_id, "name": "work", "token": token, "hosts": [GRANT_HOST], "unusable": unusable});
+    let app = scripted_app(
+        b,
+        &[
+            ON,
+            ("example.grant", grant(None)),
+            ("features.brokerage", json!(true)),
+            ("sandbox.blocked_cidrs", json!([])),
+            ("sandbox.host_overrides", json!([format!("{GRANT_HOST}=127.0.0.1")])),
+            ("broker.upstream_ca_file", json!(upstream.ca_file.display().to_string())),
+        ],
+    )
+    .await;
+    let u = app.user().await;
+    let r = app.post("/api/account/inference-credential-sets", &u.key, json!({"name": "sub"})).await;
+    let set = r.body["data"]["id"].as_str().unwrap().to_owned();
+    let path = format!("/api/account/inference-credential-sets/{set}");
+    let r = app.request(Method::PATCH, &path, Some(&u.key), Some(json!({"openai_grant_id": Uuid::new_v4()}))).await;
+    assert_error(&r, StatusCode::NOT_FOUND, "not_found");
+    let r = app.request(Method::PATCH, &path, Some(&u.key), Some(json!({"openai_grant_id": grant_id}))).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["data"]["openai_grant"], json!({"id": grant_id, "name": "work", "status": "active"}));
+
+    let agent = scripted_runtime_agent(&app, &u, "codex", json!({"inference_credential_id": set})).await;
+    let port = upstream.port;
+    let prompt = format!(
+        "echo-env: OPENAI_API_KEY\nrun: curl -sS https://{GRANT_HOST}:{port}/echo -H 'authorization: Bearer machine-made'"
+    );
+    let c = create_conversation(&app, &u, json!({"agent_id": agent, "prompt": prompt})).await;
+    let conv: Uuid = c["id"].as_str().unwrap().parse().unwrap();
+    let t = finished_turns(&app, conv, 1).await;
+    assert_eq!(t[0].status, "done", "{t:?}");
+    let inference = t[0].inference.clone().unwrap_or_default();
+    assert_eq!(
+        (&inference["scope"], &inference["openai_grant_id"]),
+        (&json!("grant"), &json!(grant_id)),
+        "{inference}"
+    );
+    let text = said(&app, conv).await;
+    // The agent's key is a credential, so its output reads redacted; what the machine holds is the placeholder.
+    assert!(text.starts_with("[REDACTED]") && !text.contains(&token), "{text}");
+    let machine: Uuid = c["sandbox_id"].as_str().unwrap().parse().unwrap();
+    let (_, env, _) =
+        sh(&app, machine, "cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep '^OPENAI_API_KEY=' | sort -u")
+            .await;
+    assert_eq!(env.trim(), format!("OPENAI_API_KEY={}", acs_core::inference::GRANT_PLACEHOLDER));
+    assert!(text.contains("hello from upstream[exit 0]"), "{text}");
+    let seen = upstream.seen();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0].authorization.as_deref(), Some(format!("Bearer {token}").as_str()));
+    let sandbox = c["sandbox_id"].as_str().unwrap();
+    let log = app.get(&format!("/api/sandboxes/{sandbox}/egress"), &u.key).await;
+    let record = &log.body["data"][0];
+    assert_eq!(
+        (&record["service"], &record["credential_keys"]),
+        (&json!("openai_subscription"), &json!(["example_subscription"]))
+    );
+
+    // Without the broker the subscription cannot be used, and nothing falls back.
+    app.state().features.set("brokerage", false);
+    let r = app.post("/api/conversations", &u.key, json!({"agent_id": agent, "prompt": "say: hi"})).await;
+    assert_error(&r, StatusCode::CONFLICT, "openai_grant_unusable");
+    assert_eq!((&r.body["reason"], &r.body["grant_id"]), (&json!("broker_required"), &json!(grant_id)), "{}", r.text);
+    std::fs::remove_dir_all(&dir).ok();
+
+    // A spent subscription says until when.
+    let app =
+        scripted_app(b, &[ON, ("example.grant", grant(Some("exhausted"))), ("features.brokerage", json!(true))]).await;
+    let u = app.user().await;
+    let r = app.post("/api/account/inference-credential-sets", &u.key, json!({"name": "sub"})).await;
+    let set = r.body["data"]["id"].as_str().unwrap().to_owned();
+    let path = format!("/api/account/inference-credential-sets/{set}");
+    app.request(Method::PATCH, &path, Some(&u.key), Some(json!({"openai_grant_id": grant_id}))).await;
+    let agent = scripted_runtime_agent(&app, &u, "codex", json!({"inference_credential_id": set})).await;
+    let r = app.post("/api/conversations", &u.key, json!({"agent_id": agent, "prompt": "say: hi"})).await;
+    assert_error(&r, StatusCode::CONFLICT, "openai_grant_unusable");
+    assert_eq!(r.body["reason"], "exhausted", "{}", r.text);
+    assert!(r.body["until"].as_str().is_some_and(|u| u.starts_with("2052")), "{}", r.text);
+    assert_eq!(r.body["grant"]["name"], "work");
 }
 
 /// The model-credential variables of the processes running in a machine.
