@@ -20,6 +20,8 @@ use crate::state::{AppState, WeakState};
 use crate::time_fmt::now_micros;
 
 const BINDINGS_TTL: Duration = Duration::from_secs(1);
+/// Entries kept per cache before it starts over (machines and accounts come and go).
+const MAX_CACHED: usize = 100_000;
 
 type Cached = (Instant, Arc<Vec<Binding>>);
 
@@ -59,7 +61,11 @@ impl Bindings {
                 return None;
             }
         };
-        self.owners.lock().unwrap_or_else(PoisonError::into_inner).insert(sandbox_id, account);
+        let mut owners = self.owners.lock().unwrap_or_else(PoisonError::into_inner);
+        if owners.len() >= MAX_CACHED {
+            owners.clear();
+        }
+        owners.insert(sandbox_id, account);
         Some(account)
     }
 
@@ -78,7 +84,11 @@ impl Bindings {
                 return Arc::new(Vec::new());
             }
         };
-        self.enabled.lock().unwrap_or_else(PoisonError::into_inner).insert(account_id, (Instant::now(), list.clone()));
+        let mut enabled = self.enabled.lock().unwrap_or_else(PoisonError::into_inner);
+        if enabled.len() >= MAX_CACHED {
+            enabled.retain(|_, (at, _)| at.elapsed() < BINDINGS_TTL);
+        }
+        enabled.insert(account_id, (Instant::now(), list.clone()));
         list
     }
 

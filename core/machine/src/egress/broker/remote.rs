@@ -32,6 +32,9 @@ pub trait Admit: Send + Sync {
 }
 
 const HEADER_WAIT: Duration = Duration::from_secs(30);
+/// Machines whose upstream connections are kept; past it all are forgotten
+/// at once (a gone machine's entry would otherwise stay forever).
+const MAX_MACHINES: usize = 10_000;
 
 struct Server {
     admit: Arc<dyn Admit>,
@@ -129,6 +132,10 @@ impl Server {
 
     fn machine(&self, sandbox_id: Uuid, policy: &Arc<Policy>) -> Arc<Shared> {
         let mut machines = self.machines.lock().unwrap_or_else(PoisonError::into_inner);
+        if machines.len() >= MAX_MACHINES && !machines.contains_key(&sandbox_id) {
+            // Their pools' connections close with the upstream; new requests open new ones.
+            machines.clear();
+        }
         machines
             .entry(sandbox_id)
             .or_insert_with(|| {
