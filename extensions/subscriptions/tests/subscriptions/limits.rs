@@ -1,0 +1,143 @@
+//! The sign-in limits at their boundaries, the gating by the flag and the
+//! broker, and what a create body must hold.
+
+use reqwest::StatusCode;
+use serde_json::json;
+
+use crate::both;
+use crate::common::*;
+
+both!(
+    three_open_attempts_per_account,
+    one_open_attempt_per_subscription,
+    ten_starts_per_hour_cancelled_ones_counting,
+    the_grant_limit_refuses_a_new_link,
+    linking_needs_the_flag_and_the_broker,
+    a_create_body_names_exactly_one_target
+);
+
+async fn three_open_attempts_per_account(b: Backend) {
+    let (_vendor, app) = setup(b).await;
+    let u = app.user().await;
+    let mut ids = vec![];
+    for n in 0..3 {
+        ids.push(start(&app, &u, json!({"name": format!("S{n}")})).await["id"].as_str().unwrap().to_owned());
+    }
+    let r = app.post(&format!("{BASE}/attempts"), &u.key, json!({"name": "S3"})).await;
+    assert_error(&r, StatusCode::CONFLICT, "openai_link_attempts_exceeded");
+    assert_eq!((r.body["count"].clone(), r.body["limit"].clone()), (json!(3), json!(3)));
+    let r = app.get(&format!("{BASE}/attempts"), &u.key).await;
+    assert_eq!(r.body["data"].as_array().unwrap().len(), 3);
+    // Another account has its own three.
+    let other = app.user().await;
+    start(&app, &other, json!({"name": "Mine"})).await;
+    let r = app.delete(&format!("{BASE}/attempts/{}", ids[0]), &u.key).await;
+    assert_eq!(r.status, StatusCode::OK);
+    start(&app, &u, json!({"name": "S3"})).await;
+}
+
+async fn one_open_attempt_per_subscription(b: Backend) {
+    let (vendor, app) = setup(b).await;
+    let u = app.user().await;
+    let s = link(&app, &vendor, &u, "Work", "alice").await;
+    let a = start(&app, &u, json!({"grant_id": s["id"]})).await;
+    let r = app.post(&format!("{BASE}/attempts"), &u.key, json!({"grant_id": s["id"]})).await;
+    assert_error(&r, StatusCode::CONFLICT, "openai_link_attempt_pending");
+    assert_eq!(r.body["attempt_id"], a["id"]);
+    // A new link is another matter.
+    start(&app, &u, json!({"name": "Other"})).await;
+}
+
+async fn ten_starts_per_hour_cancelled_ones_counting(b: Backend) {
+    let (_vendor, app) = setup(b).await;
+    let u = app.user().await;
+    for n in 0..10 {
+        let a = start(&app, &u, json!({"name": format!("S{n}")})).await;
+        let r = app.delete(&format!("{BASE}/attempts/{}", a["id"].as_str().unwrap()), &u.key).await;
+        assert_eq!(r.status, StatusCode::OK);
+    }
+    let r = app.post(&format!("{BASE}/attempts"), &u.key, json!({"name": "S10"})).await;
+    assert_error(&r, StatusCode::TOO_MANY_REQUESTS, "openai_link_attempts_rate_limited");
+    assert_eq!(r.body["limit"], 10);
+    let wait = r.body["retry_after_seconds"].as_u64().unwrap();
+    assert!(wait > 3500 && wait <= 3600, "{}", r.text);
+    assert_eq!(r.headers["retry-after"].to_str().unwrap(), wait.to_string());
+    // A start older than an hour no longer counts.
+    exec(
+        &app,
+        "UPDATE openai_link_attempts SET created_at = created_at - 3600000000 WHERE account_id = $1 AND name = 'S0'",
+        &[&u.id],
+    )
+    .await;
+    start(&app, &u, json!({"name": "S10"})).await;
+}
+
+async fn the_grant_limit_refuses_a_new_link(b: Backend) {
+    let (vendor, app) = setup_with(b, 3600, &[("openai_subscriptions.max_grants", json!(1))]).await;
+    let u = app.user().await;
+    let s = link(&app, &vendor, &u, "One", "alice").await;
+    app.post(&format!("{BASE}/{}/disconnect", s["id"].as_str().unwrap()), &u.key, json!({})).await;
+    // A disconnected subscription still counts.
+    let r = app.post(&format!("{BASE}/attempts"), &u.key, json!({"name": "Two"})).await;
+    assert_error(&r, StatusCode::CONFLICT, "openai_grant_limit_reached");
+    assert_eq!((r.body["count"].clone(), r.body["limit"].clone()), (json!(1), json!(1)));
+    // Reconnecting it is not a new subscription.
+    start(&app, &u, json!({"grant_id": s["id"]})).await;
+}
+
+async fn linking_needs_the_flag_and_the_broker(b: Backend) {
+    let (vendor, app) = setup(b).await;
+    let u = app.user().await;
+    let s = link(&app, &vendor, &u, "Kept", "alice").await;
+    let gid = s["id"].as_str().unwrap();
+
+    set_flag(&app, "openai_subscriptions", false).await;
+    let r = app.post(&format!("{BASE}/attempts"), &u.key, json!({"name": "New"})).await;
+    assert_error(&r, StatusCode::NOT_FOUND, "openai_subscriptions_not_enabled");
+    let l = list(&app, &u).await;
+    assert_eq!(l["linking_enabled"], false);
+    assert_eq!(l["count"], 1);
+    assert_eq!(app.get("/api/auth/me", &u.key).await.body["data"]["openai_subscriptions_enabled"], false);
+    // Every other route stays open; a reconnect needs only the broker.
+    let r = patch(&app, &format!("{BASE}/{gid}"), &u.key, json!({"name": "Renamed"})).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let a = start(&app, &u, json!({"grant_id": gid})).await;
+    assert_eq!(app.get(&format!("{BASE}/attempts"), &u.key).await.body["data"][0]["id"], a["id"]);
+    let r = app.delete(&format!("{BASE}/attempts/{}", a["id"].as_str().unwrap()), &u.key).await;
+    assert_eq!(r.status, StatusCode::OK);
+    // A linked subscription stays usable with the flag off.
+    assert_eq!(usable(&app, &u, gid).await, acs_core::extension::GrantUse::Usable);
+
+    set_flag(&app, "openai_subscriptions", true).await;
+    set_flag(&app, "brokerage", false).await;
+    for body in [json!({"name": "New"}), json!({"grant_id": gid})] {
+        let r = app.post(&format!("{BASE}/attempts"), &u.key, body).await;
+        assert_error(&r, StatusCode::NOT_FOUND, "openai_subscriptions_not_enabled");
+    }
+    assert_eq!(list(&app, &u).await["linking_enabled"], false);
+    assert_eq!(app.get("/api/auth/me", &u.key).await.body["data"]["openai_subscriptions_enabled"], false);
+}
+
+async fn a_create_body_names_exactly_one_target(b: Backend) {
+    let (vendor, app) = setup(b).await;
+    let u = app.user().await;
+    let s = link(&app, &vendor, &u, "Kept", "alice").await;
+    let path = format!("{BASE}/attempts");
+    for body in [
+        json!({}),
+        json!({"name": "A", "grant_id": s["id"]}),
+        json!({"name": ""}),
+        json!({"name": "x".repeat(201)}),
+        json!({"name": "A", "other": 1}),
+    ] {
+        let r = app.post(&path, &u.key, body.clone()).await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{body}: {}", r.text);
+    }
+    start(&app, &u, json!({"name": "y".repeat(200)})).await;
+    // Another account's subscription is unknown.
+    let other = app.user().await;
+    let r = app.post(&path, &other.key, json!({"grant_id": s["id"]})).await;
+    assert_error(&r, StatusCode::NOT_FOUND, "not_found");
+    let r = app.post(&path, &other.key, json!({"grant_id": uuid::Uuid::new_v4()})).await;
+    assert_error(&r, StatusCode::NOT_FOUND, "not_found");
+}
