@@ -17,7 +17,6 @@ pub const BASE: &str = "/api/account/openai-subscriptions";
 /// panva's oidc-provider with the device flow, one process per test.
 pub struct Vendor {
     pub issuer: String,
-    http: reqwest::Client,
     _child: Child,
 }
 
@@ -47,11 +46,16 @@ impl Vendor {
             .expect("the vendor prints its issuer");
         let issuer = serde_json::from_str::<Value>(&first).unwrap()["issuer"].as_str().unwrap().to_owned();
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        Vendor { issuer, http: reqwest::Client::new(), _child: child }
+        Vendor { issuer, _child: child }
+    }
+
+    /// A client made per call: the server installs the TLS provider reqwest needs, and it starts after the vendor.
+    fn http(&self) -> reqwest::Client {
+        reqwest::Client::new()
     }
 
     async fn call(&self, path: &str, body: Value) -> Value {
-        let r = self.http.post(format!("{}{path}", self.issuer)).json(&body).send().await.unwrap();
+        let r = self.http().post(format!("{}{path}", self.issuer)).json(&body).send().await.unwrap();
         assert!(r.status().is_success(), "{path}: {}", r.status());
         r.json().await.unwrap()
     }
@@ -79,7 +83,7 @@ impl Vendor {
     }
 
     pub async fn stats(&self) -> Value {
-        self.http.get(format!("{}/test/stats", self.issuer)).send().await.unwrap().json().await.unwrap()
+        self.http().get(format!("{}/test/stats", self.issuer)).send().await.unwrap().json().await.unwrap()
     }
 
     /// The server's configuration pointing at this vendor.
