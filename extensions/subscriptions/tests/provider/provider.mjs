@@ -111,6 +111,7 @@ async function approve({ user_code, login, deny }) {
   };
   let url = `${issuer}/device`;
   let body = null;
+  let aborted = false;
   for (let i = 0; i < 20; i += 1) {
     const headers = { cookie: [...jar].map(([k, v]) => `${k}=${v}`).join('; ') };
     if (body) headers['content-type'] = 'application/x-www-form-urlencoded';
@@ -126,12 +127,17 @@ async function approve({ user_code, login, deny }) {
       continue;
     }
     const html = await res.text();
+    // After an abort the provider shows its code entry page again: done.
+    if (aborted) return { status: res.status, page: html };
     if (html.includes('id="op.deviceInputForm"')) {
       body = { ...hidden(html, 'op.deviceInputForm'), user_code };
       url = new URL(action(html, 'op.deviceInputForm'), url).toString();
     } else if (html.includes('id="op.deviceConfirmForm"')) {
       body = hidden(html, 'op.deviceConfirmForm');
-      if (deny) body.abort = 'yes';
+      if (deny) {
+        body.abort = 'yes';
+        aborted = true;
+      }
       url = new URL(action(html, 'op.deviceConfirmForm'), url).toString();
     } else if (html.includes('name="prompt" value="login"')) {
       body = { prompt: 'login', login, password: 'anything' };
