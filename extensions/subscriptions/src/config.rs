@@ -56,6 +56,9 @@ impl Default for SubscriptionsConfig {
 /// This server's section, checked when the configuration loaded, read once and kept in a slot.
 pub fn of(state: &AppState) -> Arc<SubscriptionsConfig> {
     state.get_or_put(|| {
-        state.loaded.section(crate::NAME).expect("the [openai_subscriptions] section is checked when the configuration loads")
+        state
+            .loaded
+            .section(crate::NAME)
+            .expect("the [openai_subscriptions] section is checked when the configuration loads")
     })
 }

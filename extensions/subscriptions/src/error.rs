@@ -63,7 +63,9 @@ impl From<SubsError> for ApiError {
             SubsError::NotEnabled => ApiError::new(StatusCode::NOT_FOUND, "openai_subscriptions_not_enabled", message),
             SubsError::NotFound(what) => ApiError::not_found(what),
             SubsError::Invalid { field, message } => ApiError::invalid(field, message),
-            SubsError::NotPending { state } => ApiError::conflict("openai_link_attempt_not_pending", message).with("state", state),
+            SubsError::NotPending { state } => {
+                ApiError::conflict("openai_link_attempt_not_pending", message).with("state", state)
+            }
             SubsError::Start(StartRefusal::Pending { attempt_id }) => {
                 ApiError::conflict("openai_link_attempt_pending", "This subscription already has an open sign-in.")
                     .with("attempt_id", attempt_id.to_string())

@@ -66,7 +66,8 @@ impl Extension for Subscriptions {
             key: format!("{NAME}.{key}"),
             message: message.to_owned(),
         };
-        for (key, url) in [("device_url", &config.device_url), ("token_url", &config.token_url), ("usage_url", &config.usage_url)]
+        for (key, url) in
+            [("device_url", &config.device_url), ("token_url", &config.token_url), ("usage_url", &config.usage_url)]
         {
             if !(url.starts_with("https://") || url.starts_with("http://")) {
                 return Err(invalid(key, "must be an http(s) address"));

@@ -53,7 +53,12 @@ async fn pass(state: &AppState) -> Result<(), sqlx::Error> {
         let Some(attempt) = store::claim(state, id, now, now + LEASE_MICROS).await? else { continue };
         if let Err(e) = poll_one(state, &attempt).await {
             tracing::warn!(attempt = %id, error = %e, "openai link attempt failed");
-            let end = End { state: "failed", failure_reason: Some("internal_error"), failure_grant_id: None, result_grant_id: None };
+            let end = End {
+                state: "failed",
+                failure_reason: Some("internal_error"),
+                failure_grant_id: None,
+                result_grant_id: None,
+            };
             store::end_attempt(&state.db.pool, id, &end).await?;
         }
     }
@@ -82,7 +87,12 @@ async fn poll_one(state: &AppState, a: &AttemptRow) -> Result<(), VendorError> {
         },
         Err(VendorError::Db(_) | VendorError::Crypto(_)) => return result.map(|_| ()),
     };
-    let fail = |reason| End { state: "failed", failure_reason: Some(reason), failure_grant_id: a.grant_id, result_grant_id: None };
+    let fail = |reason| End {
+        state: "failed",
+        failure_reason: Some(reason),
+        failure_grant_id: a.grant_id,
+        result_grant_id: None,
+    };
     match rules::after_poll(&answer, interval) {
         PollMove::Wait { interval, unreachable } => store::wait(state, a.id, interval, unreachable).await?,
         PollMove::Expire => {
@@ -113,7 +123,8 @@ async fn complete(state: &AppState, a: &AttemptRow, t: &vendor::Tokens) -> Resul
     // Sealed before the transaction: sealing may write the account's key.
     let sealed = tokens::seal(state, a.account_id, grant_id, t).await?;
     let mut tx = state.db.begin().await?;
-    let completed = End { state: "completed", failure_reason: None, failure_grant_id: None, result_grant_id: Some(grant_id) };
+    let completed =
+        End { state: "completed", failure_reason: None, failure_grant_id: None, result_grant_id: Some(grant_id) };
     if !store::end_attempt(&mut *tx, a.id, &completed).await? {
         tx.rollback().await?;
         tracing::info!(attempt = %a.id, "a sign-in finished after its attempt ended: nothing stored");

@@ -68,7 +68,11 @@ async fn update(
 #[utoipa::path(post, path = "/api/account/openai-subscriptions/{id}/disconnect",
     operation_id = "disconnectOpenaiSubscription", tag = "openai_subscriptions", params(("id" = Uuid, Path)),
     responses((status = 200, body = Data<Subscription>), (status = 404, body = acs_platform::error::ErrorBody)))]
-async fn disconnect(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<Data<Subscription>> {
+async fn disconnect(
+    State(state): State<AppState>,
+    p: Principal,
+    Path(id): Path<Uuid>,
+) -> ApiResult<Data<Subscription>> {
     p.require_full()?;
     owned(&state, p.account_id, id).await?;
     let mut tx = state.db.begin().await?;

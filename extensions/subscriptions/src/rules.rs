@@ -47,10 +47,21 @@ pub fn check_name(name: &str) -> Result<String, String> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StartRefusal {
     /// The subscription already has an open sign-in.
-    Pending { attempt_id: Uuid },
-    Exceeded { count: u64, limit: u64 },
-    RateLimited { limit: u64, retry_after_seconds: u64 },
-    GrantLimit { count: u64, limit: u64 },
+    Pending {
+        attempt_id: Uuid,
+    },
+    Exceeded {
+        count: u64,
+        limit: u64,
+    },
+    RateLimited {
+        limit: u64,
+        retry_after_seconds: u64,
+    },
+    GrantLimit {
+        count: u64,
+        limit: u64,
+    },
 }
 
 /// What the limits look at when an attempt starts.
@@ -110,7 +121,10 @@ pub enum PollAnswer {
 pub enum PollMove {
     /// Still pending: poll again after `interval` seconds; `unreachable` is
     /// the new `auth_unreachable`.
-    Wait { interval: u64, unreachable: bool },
+    Wait {
+        interval: u64,
+        unreachable: bool,
+    },
     Expire,
     Fail(&'static str),
     /// Store the tokens (the completion decides the rest).
@@ -191,7 +205,7 @@ pub fn complete(f: &CompletionFacts) -> Result<(), Refused> {
 
 /// The state an attempt shows: a pending one past its expiry reads `expired`
 /// before the poller writes so.
-pub fn state_now<'a>(state: &'a str, expires_at: i64, now: i64) -> &'a str {
+pub fn state_now(state: &str, expires_at: i64, now: i64) -> &str {
     if state == "pending" && expires_at <= now { "expired" } else { state }
 }
 
@@ -200,7 +214,13 @@ mod tests {
     use super::*;
 
     fn facts() -> StartFacts {
-        StartFacts { pending_for_grant: None, open: 0, starts_last_hour: vec![], grants: Some((0, 5)), now: 10 * HOUR_MICROS }
+        StartFacts {
+            pending_for_grant: None,
+            open: 0,
+            starts_last_hour: vec![],
+            grants: Some((0, 5)),
+            now: 10 * HOUR_MICROS,
+        }
     }
 
     #[test]

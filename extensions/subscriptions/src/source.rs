@@ -27,7 +27,11 @@ impl GrantSource for Subscriptions {
     ) -> BoxFuture<'a, Result<Option<GrantSummary>, BoxError>> {
         Box::pin(async move {
             let row = store::subscription(&state.db.pool, account_id, grant_id).await?;
-            Ok(row.map(|s| GrantSummary { id: s.id, name: s.name.clone(), status: s.status_now(now_micros()).to_owned() }))
+            Ok(row.map(|s| GrantSummary {
+                id: s.id,
+                name: s.name.clone(),
+                status: s.status_now(now_micros()).to_owned(),
+            }))
         })
     }
 

@@ -87,7 +87,12 @@ impl SubRow {
     }
 
     /// A sealed token of this subscription, opened.
-    pub async fn open(&self, state: &AppState, kind: &str, sealed: &str) -> Result<String, acs_platform::secrets::CryptoError> {
+    pub async fn open(
+        &self,
+        state: &AppState,
+        kind: &str,
+        sealed: &str,
+    ) -> Result<String, acs_platform::secrets::CryptoError> {
         state.crypto.decrypt(&state.db, self.account_id, &token_aad(self.id, kind), sealed).await
     }
 }
@@ -104,8 +109,11 @@ pub async fn subscription<'e, E: Executor<'e, Database = Any>>(
     id: Uuid,
 ) -> Result<Option<SubRow>, sqlx::Error> {
     let sql = format!("SELECT {SUB_COLUMNS} FROM openai_subscriptions WHERE id = $1 AND account_id = $2");
-    let row =
-        sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id.to_string()).bind(account_id.to_string()).fetch_optional(ex).await?;
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(id.to_string())
+        .bind(account_id.to_string())
+        .fetch_optional(ex)
+        .await?;
     row.as_ref().map(SubRow::from_row).transpose()
 }
 
@@ -486,8 +494,11 @@ pub async fn attempt<'e, E: Executor<'e, Database = Any>>(
     id: Uuid,
 ) -> Result<Option<AttemptRow>, sqlx::Error> {
     let sql = format!("SELECT {ATTEMPT_COLUMNS} FROM {ATTEMPT_FROM} WHERE a.id = $1 AND a.account_id = $2");
-    let row =
-        sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id.to_string()).bind(account_id.to_string()).fetch_optional(ex).await?;
+    let row = sqlx::query(sqlx::AssertSqlSafe(sql))
+        .bind(id.to_string())
+        .bind(account_id.to_string())
+        .fetch_optional(ex)
+        .await?;
     row.as_ref().map(AttemptRow::from_row).transpose()
 }
 
@@ -533,7 +544,11 @@ pub struct End<'a> {
     pub result_grant_id: Option<Uuid>,
 }
 
-pub async fn end_attempt<'e, E: Executor<'e, Database = Any>>(ex: E, id: Uuid, end: &End<'_>) -> Result<bool, sqlx::Error> {
+pub async fn end_attempt<'e, E: Executor<'e, Database = Any>>(
+    ex: E,
+    id: Uuid,
+    end: &End<'_>,
+) -> Result<bool, sqlx::Error> {
     let done = sqlx::query(
         "UPDATE openai_link_attempts SET state = $1, failure_reason = $2, failure_grant_id = $3, \
          result_grant_id = $4, sealed_device_code = NULL, user_code = NULL, auth_unreachable = 0, lease_until = NULL, \

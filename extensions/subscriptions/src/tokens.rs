@@ -22,13 +22,22 @@ const RETRY_MICROS: i64 = 30_000_000;
 pub const FRESH_FOR_MICROS: i64 = 60_000_000;
 
 /// Seals a token answer for subscription `id` (the aad names the row).
-pub async fn seal(state: &AppState, account_id: Uuid, id: Uuid, t: &vendor::Tokens) -> Result<SealedTokens, CryptoError> {
+pub async fn seal(
+    state: &AppState,
+    account_id: Uuid,
+    id: Uuid,
+    t: &vendor::Tokens,
+) -> Result<SealedTokens, CryptoError> {
     let access = state.crypto.encrypt(&state.db, account_id, &store::token_aad(id, "access"), &t.access_token).await?;
     let refresh = match &t.refresh_token {
         Some(r) => Some(state.crypto.encrypt(&state.db, account_id, &store::token_aad(id, "refresh"), r).await?),
         None => None,
     };
-    Ok(SealedTokens { access, refresh, expires_at: t.expires_in.map(|s| now_micros() + s.max(0).saturating_mul(1_000_000)) })
+    Ok(SealedTokens {
+        access,
+        refresh,
+        expires_at: t.expires_in.map(|s| now_micros() + s.max(0).saturating_mul(1_000_000)),
+    })
 }
 
 #[derive(Debug, PartialEq, Eq)]

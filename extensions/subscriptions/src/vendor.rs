@@ -72,11 +72,14 @@ async fn post_form<T: for<'de> Deserialize<'de>>(
     let status = res.status();
     let body = res.bytes().await.map_err(|e| VendorError::Unreachable(format!("{url}: {e}")))?;
     if status.is_success() {
-        return serde_json::from_slice(&body).map_err(|e| VendorError::Unreachable(format!("{url}: unreadable answer: {e}")));
+        return serde_json::from_slice(&body)
+            .map_err(|e| VendorError::Unreachable(format!("{url}: unreadable answer: {e}")));
     }
     // RFC 6749 5.2: a 400 (or 401) with `error`; anything else is the service failing.
     match serde_json::from_slice::<OAuthError>(&body) {
-        Ok(e) if status.is_client_error() => Err(VendorError::OAuth { error: e.error, description: e.error_description }),
+        Ok(e) if status.is_client_error() => {
+            Err(VendorError::OAuth { error: e.error, description: e.error_description })
+        }
         _ => Err(VendorError::Unreachable(format!("{url} answered {status}"))),
     }
 }
@@ -146,7 +149,10 @@ mod tests {
     fn an_id_token_names_the_vendor_account() {
         let payload = URL_SAFE_NO_PAD.encode(br#"{"sub":"alice","email":"a@v.test","plan":"plus"}"#);
         let id = identity(Some(&format!("h.{payload}.s")));
-        assert_eq!(id, Identity { subject: Some("alice".into()), email: Some("a@v.test".into()), plan: Some("plus".into()) });
+        assert_eq!(
+            id,
+            Identity { subject: Some("alice".into()), email: Some("a@v.test".into()), plan: Some("plus".into()) }
+        );
         assert_eq!(identity(Some("garbage")), Identity::default());
         assert_eq!(identity(None), Identity::default());
     }

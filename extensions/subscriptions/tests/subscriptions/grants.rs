@@ -142,8 +142,7 @@ async fn attach_refreshes_and_a_refused_refresh_revokes(b: Backend) {
     assert!(attach(&app, &u, gid).await.is_none());
     assert_eq!(subscription(&app, &u, gid).await["status"], "revoked");
     assert_eq!(usable(&app, &u, gid).await, GrantUse::Unusable { reason: "revoked", until: None });
-    let summary =
-        grants(&app).grant(app.state(), u.id.parse().unwrap(), gid.parse().unwrap()).await.unwrap().unwrap();
+    let summary = grants(&app).grant(app.state(), u.id.parse().unwrap(), gid.parse().unwrap()).await.unwrap().unwrap();
     assert_eq!(summary.status, "revoked");
     // A reconnect brings it back.
     let a = start(&app, &u, json!({"grant_id": gid})).await;
