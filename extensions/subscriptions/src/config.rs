@@ -1,4 +1,4 @@
-//! The `[openai_subscriptions]` configuration section: the vendor's sign-in
+//! The `[subscriptions.openai]` configuration section: the vendor's sign-in
 //! service (RFC 8628 device authorization and token endpoints), its usage
 //! endpoint, the API hosts the broker attaches tokens to, and the limits.
 
@@ -58,7 +58,7 @@ pub fn of(state: &AppState) -> Arc<SubscriptionsConfig> {
     state.get_or_put(|| {
         state
             .loaded
-            .section(crate::NAME)
-            .expect("the [openai_subscriptions] section is checked when the configuration loads")
+            .section(crate::SECTION)
+            .expect("the [subscriptions.openai] section is checked when the configuration loads")
     })
 }

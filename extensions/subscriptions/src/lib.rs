@@ -35,6 +35,8 @@ static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("migrations/postgres");
 
 /// The extension's name: its flag, section, migration history and 404.
 pub const NAME: &str = "openai_subscriptions";
+/// Where its configuration is (DESIGN 9.6): `[subscriptions.openai]`.
+pub const SECTION: &str = "subscriptions.openai";
 /// Core's flag for the egress broker, which attaches the tokens.
 pub const BROKERAGE: &str = "brokerage";
 
@@ -56,14 +58,18 @@ impl Extension for Subscriptions {
         false
     }
 
+    fn config_section(&self) -> &'static str {
+        SECTION
+    }
+
     fn config_defaults(&self) -> Option<serde_json::Value> {
         serde_json::to_value(SubscriptionsConfig::default()).ok()
     }
 
     fn check_config(&self, loaded: &Loaded) -> Result<(), ConfigError> {
-        let config: SubscriptionsConfig = loaded.section(NAME)?;
+        let config: SubscriptionsConfig = loaded.section(SECTION)?;
         let invalid = |key: &str, message: &str| ConfigError::Invalid {
-            key: format!("{NAME}.{key}"),
+            key: format!("{SECTION}.{key}"),
             message: message.to_owned(),
         };
         for (key, url) in

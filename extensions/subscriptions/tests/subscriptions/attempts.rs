@@ -140,7 +140,7 @@ async fn a_refusal_at_the_vendor_fails_the_attempt(b: Backend) {
 }
 
 async fn an_attempt_expires(b: Backend) {
-    let (_vendor, app) = setup_with(b, 3600, &[("openai_subscriptions.attempt_ttl_seconds", json!(2))]).await;
+    let (_vendor, app) = setup_with(b, 3600, &[("subscriptions.openai.attempt_ttl_seconds", json!(2))]).await;
     let u = app.user().await;
     let a = start(&app, &u, json!({"name": "Slow"})).await;
     let id = a["id"].as_str().unwrap();
@@ -308,7 +308,7 @@ async fn a_suspended_owner_is_ineligible(b: Backend) {
 }
 
 async fn the_grant_limit_is_checked_again_at_completion(b: Backend) {
-    let (vendor, app) = setup_with(b, 3600, &[("openai_subscriptions.max_grants", json!(1))]).await;
+    let (vendor, app) = setup_with(b, 3600, &[("subscriptions.openai.max_grants", json!(1))]).await;
     let u = app.user().await;
     let first = start(&app, &u, json!({"name": "One"})).await;
     let second = start(&app, &u, json!({"name": "Two"})).await;

@@ -91,13 +91,13 @@ impl Vendor {
         vec![
             ("features.openai_subscriptions", json!(true)),
             ("features.brokerage", json!(true)),
-            ("openai_subscriptions.device_url", json!(format!("{}/device/auth", self.issuer))),
-            ("openai_subscriptions.token_url", json!(format!("{}/token", self.issuer))),
-            ("openai_subscriptions.usage_url", json!(format!("{}/usage", self.issuer))),
-            ("openai_subscriptions.client_id", json!(CLIENT_ID)),
-            ("openai_subscriptions.scope", json!("openid email offline_access")),
-            ("openai_subscriptions.api_hosts", json!(["api.vendor.test", "*.vendor.test"])),
-            ("openai_subscriptions.poll_interval", json!(1)),
+            ("subscriptions.openai.device_url", json!(format!("{}/device/auth", self.issuer))),
+            ("subscriptions.openai.token_url", json!(format!("{}/token", self.issuer))),
+            ("subscriptions.openai.usage_url", json!(format!("{}/usage", self.issuer))),
+            ("subscriptions.openai.client_id", json!(CLIENT_ID)),
+            ("subscriptions.openai.scope", json!("openid email offline_access")),
+            ("subscriptions.openai.api_hosts", json!(["api.vendor.test", "*.vendor.test"])),
+            ("subscriptions.openai.poll_interval", json!(1)),
         ]
     }
 }

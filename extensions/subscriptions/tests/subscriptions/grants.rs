@@ -154,8 +154,8 @@ async fn attach_refreshes_and_a_refused_refresh_revokes(b: Backend) {
 
 async fn idle_subscriptions_are_renewed(b: Backend) {
     let extra = [
-        ("openai_subscriptions.renew_every_seconds", json!(1)),
-        ("openai_subscriptions.idle_renew_seconds", json!(86_400)),
+        ("subscriptions.openai.renew_every_seconds", json!(1)),
+        ("subscriptions.openai.idle_renew_seconds", json!(86_400)),
     ];
     let (vendor, app) = setup_with(b, 3600, &extra).await;
     let u = app.user().await;

@@ -73,7 +73,7 @@ async fn ten_starts_per_hour_cancelled_ones_counting(b: Backend) {
 }
 
 async fn the_grant_limit_refuses_a_new_link(b: Backend) {
-    let (vendor, app) = setup_with(b, 3600, &[("openai_subscriptions.max_grants", json!(1))]).await;
+    let (vendor, app) = setup_with(b, 3600, &[("subscriptions.openai.max_grants", json!(1))]).await;
     let u = app.user().await;
     let s = link(&app, &vendor, &u, "One", "alice").await;
     app.post(&format!("{BASE}/{}/disconnect", s["id"].as_str().unwrap()), &u.key, json!({})).await;
