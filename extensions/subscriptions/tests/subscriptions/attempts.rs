@@ -22,7 +22,8 @@ both!(
     a_deleted_subscription_fails_its_reconnect,
     turning_linking_off_fails_open_links,
     a_suspended_owner_is_ineligible,
-    the_grant_limit_is_checked_again_at_completion
+    the_grant_limit_is_checked_again_at_completion,
+    an_unknown_or_unreadable_device_code_fails_the_attempt
 );
 
 async fn a_sign_in_links_a_subscription(b: Backend) {
@@ -319,4 +320,26 @@ async fn the_grant_limit_is_checked_again_at_completion(b: Backend) {
     assert_eq!(done["failure"]["reason"], "grant_limit_reached", "{done}");
     let l = list(&app, &u).await;
     assert_eq!((l["count"].clone(), l["limit"].clone()), (json!(1), json!(1)));
+}
+
+async fn an_unknown_or_unreadable_device_code_fails_the_attempt(b: Backend) {
+    let (_vendor, app) = setup(b).await;
+    let u = app.user().await;
+    // A device code the vendor never issued: it answers invalid_grant.
+    let a = start(&app, &u, json!({"name": "Unknown"})).await;
+    let id = a["id"].as_str().unwrap();
+    let state = app.state();
+    let aad = format!("openai_link_attempt {id} device_code");
+    let sealed = state.crypto.encrypt(&state.db, u.id.parse().unwrap(), &aad, "not-a-device-code").await.unwrap();
+    exec(&app, "UPDATE openai_link_attempts SET sealed_device_code = $1 WHERE id = $2", &[&sealed, id]).await;
+    let done = wait_state(&app, &u, id, "failed").await;
+    assert_eq!(done["failure"]["reason"], "invalid_sign_in", "{done}");
+
+    // A sealed value that does not open (sealed for another row): acs failed.
+    let b2 = start(&app, &u, json!({"name": "Broken"})).await;
+    let id2 = b2["id"].as_str().unwrap();
+    exec(&app, "UPDATE openai_link_attempts SET sealed_device_code = $1 WHERE id = $2", &[&sealed, id2]).await;
+    let done = wait_state(&app, &u, id2, "failed").await;
+    assert_eq!(done["failure"]["reason"], "internal_error", "{done}");
+    assert_eq!(list(&app, &u).await["count"], 0);
 }

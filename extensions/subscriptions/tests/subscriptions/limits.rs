@@ -13,7 +13,8 @@ both!(
     ten_starts_per_hour_cancelled_ones_counting,
     the_grant_limit_refuses_a_new_link,
     linking_needs_the_flag_and_the_broker,
-    a_create_body_names_exactly_one_target
+    a_create_body_names_exactly_one_target,
+    every_route_needs_a_full_scope_key
 );
 
 async fn three_open_attempts_per_account(b: Backend) {
@@ -140,4 +141,31 @@ async fn a_create_body_names_exactly_one_target(b: Backend) {
     assert_error(&r, StatusCode::NOT_FOUND, "not_found");
     let r = app.post(&path, &other.key, json!({"grant_id": uuid::Uuid::new_v4()})).await;
     assert_error(&r, StatusCode::NOT_FOUND, "not_found");
+}
+
+async fn every_route_needs_a_full_scope_key(b: Backend) {
+    let (vendor, app) = setup(b).await;
+    let u = app.user().await;
+    let s = link(&app, &vendor, &u, "Kept", "alice").await;
+    let gid = s["id"].as_str().unwrap();
+    let a = start(&app, &u, json!({"grant_id": gid})).await;
+    let aid = a["id"].as_str().unwrap();
+    let r = app.post("/api/keys", &u.key, json!({"name": "narrow", "scope": "restricted"})).await;
+    let narrow = r.body["data"]["api_key"].as_str().expect("a restricted key").to_owned();
+    use reqwest::Method;
+    for (method, path, body) in [
+        (Method::GET, BASE.to_owned(), None),
+        (Method::PATCH, format!("{BASE}/{gid}"), Some(json!({"name": "X"}))),
+        (Method::POST, format!("{BASE}/{gid}/disconnect"), Some(json!({}))),
+        (Method::DELETE, format!("{BASE}/{gid}"), None),
+        (Method::POST, format!("{BASE}/attempts"), Some(json!({"name": "X"}))),
+        (Method::GET, format!("{BASE}/attempts"), None),
+        (Method::GET, format!("{BASE}/attempts/{aid}"), None),
+        (Method::DELETE, format!("{BASE}/attempts/{aid}"), None),
+    ] {
+        let r = app.request(method.clone(), &path, Some(&narrow), body).await;
+        acs_testkit::assert_refused(&r, StatusCode::FORBIDDEN, "insufficient_scope");
+    }
+    assert_eq!(read_attempt(&app, &u, aid).await["state"], "pending");
+    assert_eq!(subscription(&app, &u, gid).await["status"], "active");
 }
