@@ -19,6 +19,9 @@ use crate::{config, tokens, vendor};
 
 /// How long one poll may hold an attempt (the vendor's answer, the completion).
 const LEASE_MICROS: i64 = 30_000_000;
+/// Ended attempts are kept this long (readable by their owner; the hourly
+/// start limit needs one hour of them), then removed by the renewal pass.
+const KEEP_ENDED_MICROS: i64 = 7 * 86_400 * 1_000_000;
 
 pub async fn run(state: AppState) {
     let mut last_renewal: Option<Instant> = None;
@@ -194,9 +197,10 @@ async fn complete(state: &AppState, a: &AttemptRow, t: &vendor::Tokens) -> Resul
     Ok(())
 }
 
-/// The daily job: subscriptions unused for `idle_renew_seconds` (6 days)
+/// The daily job: ended attempts older than a week go, and subscriptions unused for `idle_renew_seconds` (6 days)
 /// are refreshed, so their refresh token does not lapse unseen.
 async fn renew_idle(state: &AppState) -> Result<(), sqlx::Error> {
+    store::prune(state, now_micros() - KEEP_ENDED_MICROS).await?;
     let idle = i64::try_from(config::of(state).idle_renew_seconds).unwrap_or(i64::MAX / 2_000_000);
     for (id, account_id) in store::idle(state, now_micros() - idle * 1_000_000).await? {
         let Some(sub) = store::subscription(&state.db.pool, account_id, id).await? else { continue };

@@ -603,6 +603,16 @@ pub async fn disable_links(state: &AppState, now: i64) -> Result<u64, sqlx::Erro
     Ok(done.rows_affected())
 }
 
+/// Removes attempts that ended before `before` (they no longer count
+/// towards any limit, and nobody polls them).
+pub async fn prune(state: &AppState, before: i64) -> Result<u64, sqlx::Error> {
+    let done = sqlx::query("DELETE FROM openai_link_attempts WHERE state <> 'pending' AND updated_at < $1")
+        .bind(before)
+        .execute(&state.db.pool)
+        .await?;
+    Ok(done.rows_affected())
+}
+
 /// Pending attempts due a poll that no poller holds.
 pub async fn due(state: &AppState, now: i64) -> Result<Vec<Uuid>, sqlx::Error> {
     let rows = sqlx::query(

@@ -16,6 +16,7 @@
 //        verification page: enters the code, confirms (or aborts), signs in
 //        as `login` (the vendor account's subject) and consents
 //   POST /test/outage {on}       while on, /token requests get their connection dropped
+//   POST /test/slow-down {count}  the next `count` /token requests answer slow_down (RFC 8628 3.5)
 //   POST /test/usage {exhausted, resets_at?, status?}  what /usage answers
 //   POST /test/revoke-grants     revokes every grant (the next refresh answers invalid_grant)
 //   GET  /test/stats             {token_requests, refreshes, usage_calls, last_usage_token}
@@ -26,6 +27,7 @@ const config = JSON.parse(process.env.PROVIDER_CONFIG || '{}');
 const grants = new Set();
 const stats = { token_requests: 0, refreshes: 0, usage_calls: 0, last_usage_token: null };
 let outage = false;
+let slowDowns = 0;
 let usage = { status: 200, body: { exhausted: false } };
 
 const server = http.createServer();
@@ -167,6 +169,11 @@ server.on('request', async (req, res) => {
       send(200, { outage });
       return;
     }
+    if (req.url === '/test/slow-down' && req.method === 'POST') {
+      slowDowns = Number((await readBody(req)).count || 0);
+      send(200, { slowDowns });
+      return;
+    }
     if (req.url === '/test/usage' && req.method === 'POST') {
       const b = await readBody(req);
       usage = { status: b.status || 200, body: { exhausted: Boolean(b.exhausted), ...(b.resets_at ? { resets_at: b.resets_at } : {}) } };
@@ -194,6 +201,11 @@ server.on('request', async (req, res) => {
     }
     if (req.url.startsWith('/token') && outage) {
       req.socket.destroy();
+      return;
+    }
+    if (req.url === '/token' && slowDowns > 0) {
+      slowDowns -= 1;
+      send(400, { error: 'slow_down', error_description: 'you are polling too quickly' });
       return;
     }
   } catch (e) {

@@ -15,6 +15,7 @@ both!(
     a_refusal_at_the_vendor_fails_the_attempt,
     an_attempt_expires,
     a_vendor_down_is_auth_unreachable,
+    slow_down_lengthens_the_interval,
     a_reconnect_keeps_the_old_token_until_the_new_one_is_stored,
     a_reconnect_after_a_disconnect_is_stale,
     a_vendor_account_links_once,
@@ -342,4 +343,17 @@ async fn an_unknown_or_unreadable_device_code_fails_the_attempt(b: Backend) {
     let done = wait_state(&app, &u, id2, "failed").await;
     assert_eq!(done["failure"]["reason"], "internal_error", "{done}");
     assert_eq!(list(&app, &u).await["count"], 0);
+}
+
+async fn slow_down_lengthens_the_interval(b: Backend) {
+    let (vendor, app) = setup(b).await;
+    let u = app.user().await;
+    let a = start(&app, &u, json!({"name": "Patient"})).await;
+    let id = a["id"].as_str().unwrap();
+    assert_eq!(a["poll_interval"], 1);
+    vendor.slow_down(1).await;
+    let slowed = wait_attempt(&app, &u, id, |a| a["poll_interval"] == 6).await;
+    assert_eq!(slowed["state"], "pending");
+    vendor.approve(a["user_code"].as_str().unwrap(), "alice").await;
+    wait_state(&app, &u, id, "completed").await;
 }

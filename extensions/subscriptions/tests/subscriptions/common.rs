@@ -74,6 +74,10 @@ impl Vendor {
         self.call("/test/outage", json!({"on": on})).await;
     }
 
+    pub async fn slow_down(&self, count: u64) {
+        self.call("/test/slow-down", json!({"count": count})).await;
+    }
+
     pub async fn set_usage(&self, body: Value) {
         self.call("/test/usage", body).await;
     }
