@@ -99,7 +99,7 @@ impl Extension for Subscriptions {
     }
 
     fn tags(&self) -> &'static [(&'static str, &'static str)] {
-        &[("openai_subscriptions", "openai subscriptions linked by device-code sign-in, for codex runs")]
+        &[("openai-subscriptions", "openai subscriptions linked by device-code sign-in, for codex runs")]
     }
 
     fn routes(&self) -> Vec<RouteGroup> {
@@ -115,7 +115,9 @@ impl Extension for Subscriptions {
     fn me_fields(&self) -> Vec<Field> {
         vec![Field::boolean(
             "openai_subscriptions_enabled",
-            "Linking openai subscriptions is on (the flag and the credential broker).",
+            // The description the host gives the field when no extension supplies it:
+            // the answer's schema is the same in every build.
+            "Linking openai subscriptions is on.",
             |state, _| linking_enabled(state),
         )]
     }

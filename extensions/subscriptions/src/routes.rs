@@ -23,7 +23,7 @@ use crate::{config, vendor};
 
 /// The account's subscriptions, oldest first (never a token).
 #[utoipa::path(get, path = "/api/account/openai-subscriptions", operation_id = "listOpenaiSubscriptions",
-    tag = "openai_subscriptions", responses((status = 200, body = SubscriptionList)))]
+    tag = "openai-subscriptions", responses((status = 200, body = SubscriptionList)))]
 async fn list(State(state): State<AppState>, p: Principal) -> ApiResult<axum::Json<SubscriptionList>> {
     p.require_full()?;
     let rows = store::subscriptions(&state, p.account_id).await?;
@@ -41,7 +41,7 @@ async fn owned(state: &AppState, account_id: Uuid, id: Uuid) -> Result<store::Su
 
 /// Renames a subscription; its credential is unchanged.
 #[utoipa::path(patch, path = "/api/account/openai-subscriptions/{id}", operation_id = "updateOpenaiSubscription",
-    tag = "openai_subscriptions", params(("id" = Uuid, Path)), request_body = SubscriptionUpdate,
+    tag = "openai-subscriptions", params(("id" = Uuid, Path)), request_body = SubscriptionUpdate,
     responses((status = 200, body = Data<Subscription>), (status = 404, body = acs_platform::error::ErrorBody)))]
 async fn update(
     State(state): State<AppState>,
@@ -66,7 +66,7 @@ async fn update(
 
 /// Forgets the subscription's tokens and keeps the row (`disconnected`).
 #[utoipa::path(post, path = "/api/account/openai-subscriptions/{id}/disconnect",
-    operation_id = "disconnectOpenaiSubscription", tag = "openai_subscriptions", params(("id" = Uuid, Path)),
+    operation_id = "disconnectOpenaiSubscription", tag = "openai-subscriptions", params(("id" = Uuid, Path)),
     responses((status = 200, body = Data<Subscription>), (status = 404, body = acs_platform::error::ErrorBody)))]
 async fn disconnect(
     State(state): State<AppState>,
@@ -85,7 +85,7 @@ async fn disconnect(
 
 /// Removes a disconnected subscription that no credential set names.
 #[utoipa::path(delete, path = "/api/account/openai-subscriptions/{id}", operation_id = "deleteOpenaiSubscription",
-    tag = "openai_subscriptions", params(("id" = Uuid, Path)),
+    tag = "openai-subscriptions", params(("id" = Uuid, Path)),
     responses((status = 204, description = "Deleted"),
         (status = 409, description = "`openai_grant_named_by_sets` (with `sets`), `openai_grant_not_disconnected`",
             body = acs_platform::error::ErrorBody)))]
@@ -108,7 +108,7 @@ async fn delete(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid
 
 /// Starts a device-code sign-in: a new link (`name`) or a reconnect (`grant_id`).
 #[utoipa::path(post, path = "/api/account/openai-subscriptions/attempts", operation_id = "createOpenaiLinkAttempt",
-    tag = "openai_subscriptions", request_body = LinkAttemptCreate,
+    tag = "openai-subscriptions", request_body = LinkAttemptCreate,
     responses((status = 201, body = Data<LinkAttempt>),
         (status = 404, description = "`openai_subscriptions_not_enabled`; `not_found` (reconnect)", body = acs_platform::error::ErrorBody),
         (status = 409, description = "`openai_link_attempt_pending`, `openai_link_attempts_exceeded`, `openai_grant_limit_reached`", body = acs_platform::error::ErrorBody),
@@ -194,7 +194,7 @@ async fn start(
 
 /// The account's pending sign-ins, each with its code.
 #[utoipa::path(get, path = "/api/account/openai-subscriptions/attempts", operation_id = "listOpenaiLinkAttempts",
-    tag = "openai_subscriptions", responses((status = 200, body = Data<Vec<LinkAttempt>>)))]
+    tag = "openai-subscriptions", responses((status = 200, body = Data<Vec<LinkAttempt>>)))]
 async fn attempts(State(state): State<AppState>, p: Principal) -> ApiResult<Data<Vec<LinkAttempt>>> {
     p.require_full()?;
     let open = store::open_attempts(&state.db.pool, p.account_id, now_micros()).await?;
@@ -203,7 +203,7 @@ async fn attempts(State(state): State<AppState>, p: Principal) -> ApiResult<Data
 
 /// One sign-in (read it every `poll_interval` seconds).
 #[utoipa::path(get, path = "/api/account/openai-subscriptions/attempts/{id}", operation_id = "getOpenaiLinkAttempt",
-    tag = "openai_subscriptions", params(("id" = Uuid, Path)),
+    tag = "openai-subscriptions", params(("id" = Uuid, Path)),
     responses((status = 200, body = Data<LinkAttempt>), (status = 404, body = acs_platform::error::ErrorBody)))]
 async fn attempt(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<Data<LinkAttempt>> {
     p.require_full()?;
@@ -213,7 +213,7 @@ async fn attempt(State(state): State<AppState>, p: Principal, Path(id): Path<Uui
 
 /// Cancels a pending sign-in; one that later finishes stores nothing.
 #[utoipa::path(delete, path = "/api/account/openai-subscriptions/attempts/{id}", operation_id = "cancelOpenaiLinkAttempt",
-    tag = "openai_subscriptions", params(("id" = Uuid, Path)),
+    tag = "openai-subscriptions", params(("id" = Uuid, Path)),
     responses((status = 200, body = Data<LinkAttempt>),
         (status = 409, description = "`openai_link_attempt_not_pending` with `state`", body = acs_platform::error::ErrorBody)))]
 async fn cancel(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid>) -> ApiResult<Data<LinkAttempt>> {

@@ -14,7 +14,8 @@ both!(
     the_grant_limit_refuses_a_new_link,
     linking_needs_the_flag_and_the_broker,
     a_create_body_names_exactly_one_target,
-    every_route_needs_a_full_scope_key
+    every_route_needs_a_full_scope_key,
+    the_routes_are_documented
 );
 
 async fn three_open_attempts_per_account(b: Backend) {
@@ -168,4 +169,40 @@ async fn every_route_needs_a_full_scope_key(b: Backend) {
     }
     assert_eq!(read_attempt(&app, &u, aid).await["state"], "pending");
     assert_eq!(subscription(&app, &u, gid).await["status"], "active");
+}
+
+async fn the_routes_are_documented(b: Backend) {
+    let (_vendor, app) = setup(b).await;
+    let r = app.request(reqwest::Method::GET, "/api/docs", None, None).await;
+    assert_eq!(r.status, StatusCode::OK);
+    let doc = &r.body;
+    let tags: Vec<&str> = doc["tags"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(tags.contains(&"openai-subscriptions"), "{tags:?}");
+    let paths = doc["paths"].as_object().unwrap();
+    let mut ops = 0;
+    for (path, item) in paths.iter().filter(|(p, _)| p.starts_with(BASE)) {
+        for (method, op) in item.as_object().unwrap() {
+            ops += 1;
+            let id = op["operationId"].as_str().unwrap();
+            assert!(id.chars().all(|c| c.is_ascii_alphanumeric()), "{id}");
+            assert!(op["summary"].as_str().is_some_and(|s| !s.is_empty()), "{method} {path} has a summary");
+            assert_eq!(op["tags"], json!(["openai-subscriptions"]), "{method} {path}");
+            let responses = op["responses"].as_object().unwrap();
+            for status in ["401", "403", "406", "429"] {
+                assert!(responses.contains_key(status), "{method} {path} documents {status}");
+            }
+            if op.get("requestBody").is_some() {
+                for status in ["413", "415", "422"] {
+                    assert!(responses.contains_key(status), "{method} {path} documents {status}");
+                }
+            }
+            for (status, response) in responses {
+                assert!(response["description"].as_str().is_some_and(|d| !d.is_empty()), "{method} {path} {status}");
+            }
+        }
+    }
+    assert_eq!(ops, 8, "every route is documented");
+    for schema in ["Subscription", "SubscriptionList", "LinkAttempt", "LinkAttemptCreate", "LinkFailure"] {
+        assert!(doc["components"]["schemas"][schema].is_object(), "{schema}");
+    }
 }
