@@ -11,5 +11,6 @@ pub use acs_testkit::both;
 
 mod attempts;
 mod common;
+mod config;
 mod grants;
 mod limits;
