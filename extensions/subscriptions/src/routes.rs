@@ -112,7 +112,8 @@ async fn delete(State(state): State<AppState>, p: Principal, Path(id): Path<Uuid
     responses((status = 201, body = Data<LinkAttempt>),
         (status = 404, description = "`openai_subscriptions_not_enabled`; `not_found` (reconnect)", body = acs_platform::error::ErrorBody),
         (status = 409, description = "`openai_link_attempt_pending`, `openai_link_attempts_exceeded`, `openai_grant_limit_reached`", body = acs_platform::error::ErrorBody),
-        (status = 429, description = "`openai_link_attempts_rate_limited`", body = acs_platform::error::ErrorBody)))]
+        (status = 429, description = "`openai_link_attempts_rate_limited`", body = acs_platform::error::ErrorBody),
+        (status = 502, description = "`openai_auth_unreachable`: the vendor gave no device code", body = acs_platform::error::ErrorBody)))]
 async fn start(
     State(state): State<AppState>,
     p: Principal,

@@ -15,7 +15,7 @@
 //   POST /test/approve {user_code, login, deny?}  a person's browser at the
 //        verification page: enters the code, confirms (or aborts), signs in
 //        as `login` (the vendor account's subject) and consents
-//   POST /test/outage {on}       while on, /token requests get their connection dropped
+//   POST /test/outage {on}       while on, /token and /device/auth requests get their connection dropped
 //   POST /test/slow-down {count}  the next `count` /token requests answer slow_down (RFC 8628 3.5)
 //   POST /test/usage {exhausted, resets_at?, status?}  what /usage answers
 //   POST /test/revoke-grants     revokes every grant (the next refresh answers invalid_grant)
@@ -199,7 +199,7 @@ server.on('request', async (req, res) => {
       send(usage.status, usage.body);
       return;
     }
-    if (req.url.startsWith('/token') && outage) {
+    if ((req.url.startsWith('/token') || req.url.startsWith('/device/auth')) && outage) {
       req.socket.destroy();
       return;
     }

@@ -167,12 +167,16 @@ async fn a_vendor_down_is_auth_unreachable(b: Backend) {
     let a = start(&app, &u, json!({"name": "Flaky"})).await;
     let id = a["id"].as_str().unwrap();
     vendor.outage(true).await;
+    // No attempt starts while the vendor cannot give a code.
+    let r = app.post(&format!("{BASE}/attempts"), &u.key, json!({"name": "Other"})).await;
+    assert_error(&r, StatusCode::BAD_GATEWAY, "openai_auth_unreachable");
     let down = wait_attempt(&app, &u, id, |a| a["auth_unreachable"] == true).await;
     assert_eq!(down["state"], "pending");
     vendor.outage(false).await;
     wait_attempt(&app, &u, id, |a| a["auth_unreachable"] == false).await;
     vendor.approve(a["user_code"].as_str().unwrap(), "alice").await;
     wait_state(&app, &u, id, "completed").await;
+    assert_eq!(list(&app, &u).await["count"], 1);
 }
 
 async fn a_reconnect_keeps_the_old_token_until_the_new_one_is_stored(b: Backend) {
