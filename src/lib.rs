@@ -16,6 +16,8 @@ use acs_ext_admin as _;
 use acs_ext_chat_relay as _;
 #[cfg(feature = "connections")]
 use acs_ext_connections as _;
+#[cfg(feature = "subscriptions")]
+use acs_ext_subscriptions as _;
 #[cfg(feature = "support")]
 use acs_ext_support as _;
 #[cfg(feature = "webhooks")]

@@ -123,7 +123,13 @@ pub trait Extension: Send + Sync + 'static {
         true
     }
 
-    /// Defaults of the extension's `[<name>]` configuration section, if it has one.
+    /// Where its configuration section is: `[<name>]` unless the design
+    /// puts its keys elsewhere (a dotted path, such as `<topic>.<vendor>`).
+    fn config_section(&self) -> &'static str {
+        self.name()
+    }
+
+    /// Defaults of the extension's configuration section, if it has one.
     fn config_defaults(&self) -> Option<serde_json::Value> {
         None
     }
@@ -459,12 +465,14 @@ pub mod config {
     pub fn sections() -> Vec<Section> {
         let core = CORE_FLAGS.iter().map(|(name, on)| Section {
             name,
+            section: name,
             enabled_by_default: *on,
             defaults: None,
             env_aliases: &[],
         });
         core.chain(super::all().iter().map(|e| Section {
             name: e.name(),
+            section: e.config_section(),
             enabled_by_default: e.enabled_by_default(),
             defaults: e.config_defaults(),
             env_aliases: e.env_aliases(),

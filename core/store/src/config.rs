@@ -21,6 +21,9 @@ pub const SANDBOX_UID_SPAN: u32 = 1 << 24;
 #[derive(Debug, Clone)]
 pub struct Section {
     pub name: &'static str,
+    /// Where its configuration section is: `name`, or a dotted path such as
+    /// `<topic>.<vendor>` when the design names the keys so.
+    pub section: &'static str,
     pub enabled_by_default: bool,
     /// The defaults of `[<name>]`, when the extension has a section.
     pub defaults: Option<serde_json::Value>,
@@ -561,7 +564,7 @@ pub fn figment_with(file: Option<&Path>, sections: &[Section]) -> Figment {
     for ext in sections {
         fig = fig.merge(Serialized::default(&format!("features.{}", ext.name), ext.enabled_by_default));
         if let Some(defaults) = &ext.defaults {
-            fig = fig.merge(Serialized::default(ext.name, defaults));
+            fig = fig.merge(Serialized::default(ext.section, defaults));
         }
     }
     if let Some(path) = file {
@@ -572,7 +575,7 @@ pub fn figment_with(file: Option<&Path>, sections: &[Section]) -> Figment {
     );
     for ext in sections {
         for (var, key) in ext.env_aliases {
-            let key = format!("{}.{key}", ext.name);
+            let key = format!("{}.{key}", ext.section);
             fig = fig.merge(Env::raw().only(&[*var]).map(move |_| key.clone().into()));
         }
     }
@@ -617,8 +620,10 @@ fn check_file_exists(file: Option<&Path>) -> Result<(), ConfigError> {
 pub fn from_figment_with(figment: Figment, sections: &[Section]) -> Result<Loaded, ConfigError> {
     let config: Config = figment.extract().map_err(Box::new)?;
     let extension_names: Vec<&str> = sections.iter().map(|e| e.name).collect();
+    // A section at a dotted path is a top-level key of its first segment.
+    let section_roots: Vec<&str> = sections.iter().filter_map(|e| e.section.split('.').next()).collect();
     for key in config.extensions.keys() {
-        if !extension_names.contains(&key.as_str()) {
+        if !section_roots.contains(&key.as_str()) {
             return Err(ConfigError::UnknownKey(key.clone()));
         }
     }
