@@ -242,6 +242,94 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/account/openai-subscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's subscriptions, oldest first (never a token). */
+        get: operations["listOpenaiSubscriptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/account/openai-subscriptions/attempts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's pending sign-ins, each with its code. */
+        get: operations["listOpenaiLinkAttempts"];
+        put?: never;
+        /** Starts a device-code sign-in: a new link (`name`) or a reconnect (`grant_id`). */
+        post: operations["createOpenaiLinkAttempt"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/account/openai-subscriptions/attempts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One sign-in (read it every `poll_interval` seconds). */
+        get: operations["getOpenaiLinkAttempt"];
+        put?: never;
+        post?: never;
+        /** Cancels a pending sign-in; one that later finishes stores nothing. */
+        delete: operations["cancelOpenaiLinkAttempt"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/account/openai-subscriptions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Removes a disconnected subscription that no credential set names. */
+        delete: operations["deleteOpenaiSubscription"];
+        options?: never;
+        head?: never;
+        /** Renames a subscription; its credential is unchanged. */
+        patch: operations["updateOpenaiSubscription"];
+        trace?: never;
+    };
+    "/api/account/openai-subscriptions/{id}/disconnect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Forgets the subscription's tokens and keeps the row (`disconnected`). */
+        post: operations["disconnectOpenaiSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/account/password": {
         parameters: {
             query?: never;
@@ -3371,6 +3459,12 @@ export interface components {
             prompt: string;
             typescript: string;
         };
+        /** @description The subscription a failure names. */
+        GrantRef: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+        };
         /**
          * @description The subscription grant's state.
          * @enum {string}
@@ -3488,6 +3582,70 @@ export interface components {
          * @enum {string}
          */
         LedgerReason: "initial_grant" | "grant" | "sandbox_time" | "platform_turn";
+        /** @description A device-code sign-in (spec 2.5). */
+        LinkAttempt: {
+            /** @description True while the last poll of the vendor's sign-in service went unanswered. */
+            auth_unreachable: boolean;
+            /** Format: date-time */
+            expires_at: string;
+            failure?: components["schemas"]["LinkFailure"] | null;
+            /** Format: uuid */
+            grant_id?: string | null;
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            inserted_at: string;
+            kind: components["schemas"]["LinkAttemptKind"];
+            name?: string | null;
+            /**
+             * Format: int64
+             * @description Seconds between reads of this attempt.
+             */
+            poll_interval: number;
+            /** Format: uuid */
+            result_grant_id?: string | null;
+            state: components["schemas"]["LinkAttemptState"];
+            /** Format: date-time */
+            updated_at: string;
+            /** @description The code the person enters at `verification_url`; null once the attempt ended. */
+            user_code?: string | null;
+            verification_url?: string | null;
+        };
+        /** @description Exactly one of `name` (a new link) or `grant_id` (a reconnect). */
+        LinkAttemptCreate: {
+            /** Format: uuid */
+            grant_id?: string | null;
+            name?: string | null;
+        };
+        /** @description The single-object and list envelope: `{data: ...}`. */
+        LinkAttemptData: {
+            data: components["schemas"]["LinkAttempt"];
+        };
+        /**
+         * @description `link` (a new subscription) or `reconnect`.
+         * @enum {string}
+         */
+        LinkAttemptKind: "link" | "reconnect";
+        /** @description The single-object and list envelope: `{data: ...}`. */
+        LinkAttemptList: {
+            data: components["schemas"]["LinkAttempt"][];
+        };
+        /**
+         * @description spec 3.1: `pending`, then for good `completed`, `cancelled`, `expired` or `failed`.
+         * @enum {string}
+         */
+        LinkAttemptState: "pending" | "completed" | "cancelled" | "expired" | "failed";
+        LinkFailure: {
+            grant?: components["schemas"]["GrantRef"] | null;
+            /** Format: uuid */
+            grant_id?: string | null;
+            /**
+             * @description `stale_grant`, `account_already_linked`, `grant_limit_reached`, `grant_not_found`, `name_taken`,
+             *     `owner_ineligible`, `linking_disabled`, `tenant_key_unavailable`, `invalid_sign_in`,
+             *     `authorization_failed`, `exchange_failed`, `internal_error`.
+             */
+            reason: string;
+        };
         LivenessResponse: {
             status: components["schemas"]["LivenessStatus"];
         };
@@ -4320,6 +4478,54 @@ export interface components {
             ts: string;
             /** Format: uuid */
             turn_id?: string | null;
+        };
+        /** @description A linked vendor subscription. */
+        Subscription: {
+            account_email?: string | null;
+            /**
+             * Format: date-time
+             * @description Set while the vendor says the subscription is spent: when it resets.
+             */
+            exhausted_until?: string | null;
+            /** Format: uuid */
+            id: string;
+            /** Format: date-time */
+            inserted_at: string;
+            /** Format: date-time */
+            last_used_at?: string | null;
+            name: string;
+            plan?: string | null;
+            status: components["schemas"]["SubscriptionStatus"];
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description The single-object and list envelope: `{data: ...}`. */
+        SubscriptionData: {
+            data: components["schemas"]["Subscription"];
+        };
+        /** @description The list answer: not paginated. */
+        SubscriptionList: {
+            /**
+             * Format: int64
+             * @description Subscriptions held, disconnected ones included.
+             */
+            count: number;
+            data: components["schemas"]["Subscription"][];
+            /**
+             * Format: int64
+             * @description How many the account may hold.
+             */
+            limit: number;
+            /** @description Whether a new link may be started now (flag and broker on). */
+            linking_enabled: boolean;
+        };
+        /**
+         * @description `active`; `revoked` when the vendor refused a refresh; `expired` when the token ran out and cannot be refreshed; `disconnected` when the owner disconnected it (tokens forgotten).
+         * @enum {string}
+         */
+        SubscriptionStatus: "active" | "revoked" | "expired" | "disconnected";
+        SubscriptionUpdate: {
+            name: string;
         };
         SupportReport: {
             category: components["schemas"]["Category"];
@@ -6277,6 +6483,614 @@ export interface operations {
             };
             /** @description The key's scope does not allow this (`reason: insufficient_scope`) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Accept` header admits no JSON (checked before anything else) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description Rate limited; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listOpenaiSubscriptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionList"];
+                };
+            };
+            /** @description Missing, invalid or expired API key (`reason` names which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's scope does not allow this (`reason: insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Accept` header admits no JSON (checked before anything else) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description Rate limited; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listOpenaiLinkAttempts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinkAttemptList"];
+                };
+            };
+            /** @description Missing, invalid or expired API key (`reason` names which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's scope does not allow this (`reason: insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Accept` header admits no JSON (checked before anything else) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description Rate limited; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createOpenaiLinkAttempt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LinkAttemptCreate"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinkAttemptData"];
+                };
+            };
+            /** @description Missing, invalid or expired API key (`reason` names which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's scope does not allow this (`reason: insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `openai_subscriptions_not_enabled`; `not_found` (reconnect) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Accept` header admits no JSON (checked before anything else) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description `openai_link_attempt_pending`, `openai_link_attempts_exceeded`, `openai_grant_limit_reached` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over `limits.max_body_bytes` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `validation_failed`: `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `openai_link_attempts_rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `openai_auth_unreachable`: the vendor gave no device code */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getOpenaiLinkAttempt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinkAttemptData"];
+                };
+            };
+            /** @description Missing, invalid or expired API key (`reason` names which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's scope does not allow this (`reason: insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Accept` header admits no JSON (checked before anything else) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description Rate limited; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    cancelOpenaiLinkAttempt: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LinkAttemptData"];
+                };
+            };
+            /** @description Missing, invalid or expired API key (`reason` names which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's scope does not allow this (`reason: insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: no such record for this account */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Accept` header admits no JSON (checked before anything else) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description `openai_link_attempt_not_pending` with `state` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteOpenaiSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, invalid or expired API key (`reason` names which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's scope does not allow this (`reason: insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `not_found`: no such record for this account */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Accept` header admits no JSON (checked before anything else) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description `openai_grant_named_by_sets` (with `sets`), `openai_grant_not_disconnected` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateOpenaiSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubscriptionUpdate"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionData"];
+                };
+            };
+            /** @description Missing, invalid or expired API key (`reason` names which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's scope does not allow this (`reason: insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The `Accept` header admits no JSON (checked before anything else) */
+            406: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotAcceptable"];
+                };
+            };
+            /** @description `payload_too_large`: the body is over `limits.max_body_bytes` */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `unsupported_media_type`: the body is not `application/json` */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `validation_failed`: `errors` names each field */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; see `Retry-After` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    disconnectOpenaiSubscription: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubscriptionData"];
+                };
+            };
+            /** @description Missing, invalid or expired API key (`reason` names which) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key's scope does not allow this (`reason: insufficient_scope`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not Found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -142,6 +142,7 @@ from .export_status import ExportStatus
 from .file_encoding import FileEncoding
 from .first_request import FirstRequest
 from .first_request_placeholders import FirstRequestPlaceholders
+from .grant_ref import GrantRef
 from .grant_status import GrantStatus
 from .history_entry import HistoryEntry
 from .history_entry_list import HistoryEntryList
@@ -162,6 +163,13 @@ from .interrupt_response_data import InterruptResponseData
 from .labels_patch import LabelsPatch
 from .labels_patch_labels import LabelsPatchLabels
 from .ledger_reason import LedgerReason
+from .link_attempt import LinkAttempt
+from .link_attempt_create import LinkAttemptCreate
+from .link_attempt_data import LinkAttemptData
+from .link_attempt_kind import LinkAttemptKind
+from .link_attempt_list import LinkAttemptList
+from .link_attempt_state import LinkAttemptState
+from .link_failure import LinkFailure
 from .list_webhook_deliveries_status import ListWebhookDeliveriesStatus
 from .liveness_response import LivenessResponse
 from .liveness_status import LivenessStatus
@@ -270,6 +278,11 @@ from .session_config import SessionConfig
 from .session_config_option import SessionConfigOption
 from .stage_state_name import StageStateName
 from .stream_log_event import StreamLogEvent
+from .subscription import Subscription
+from .subscription_data import SubscriptionData
+from .subscription_list import SubscriptionList
+from .subscription_status import SubscriptionStatus
+from .subscription_update import SubscriptionUpdate
 from .support_report import SupportReport
 from .support_report_data import SupportReportData
 from .support_report_list import SupportReportList
@@ -466,6 +479,7 @@ __all__ = (
     "FileEncoding",
     "FirstRequest",
     "FirstRequestPlaceholders",
+    "GrantRef",
     "GrantStatus",
     "HistoryEntry",
     "HistoryEntryList",
@@ -486,6 +500,13 @@ __all__ = (
     "LabelsPatch",
     "LabelsPatchLabels",
     "LedgerReason",
+    "LinkAttempt",
+    "LinkAttemptCreate",
+    "LinkAttemptData",
+    "LinkAttemptKind",
+    "LinkAttemptList",
+    "LinkAttemptState",
+    "LinkFailure",
     "ListWebhookDeliveriesStatus",
     "LivenessResponse",
     "LivenessStatus",
@@ -594,6 +615,11 @@ __all__ = (
     "SessionConfigOption",
     "StageStateName",
     "StreamLogEvent",
+    "Subscription",
+    "SubscriptionData",
+    "SubscriptionList",
+    "SubscriptionStatus",
+    "SubscriptionUpdate",
     "SupportReport",
     "SupportReportData",
     "SupportReportList",

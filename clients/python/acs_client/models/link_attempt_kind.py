@@ -1,0 +1,9 @@
+from enum import StrEnum
+
+
+class LinkAttemptKind(StrEnum):
+    LINK = "link"
+    RECONNECT = "reconnect"
+
+    def __str__(self) -> str:
+        return str(self.value)
