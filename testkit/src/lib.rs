@@ -8,6 +8,7 @@
 //! is a real webhook receiver.
 
 pub mod browser;
+pub mod fake_model;
 pub mod receiver;
 pub mod upstream;
 

@@ -26,7 +26,6 @@ mod errors;
 mod escape;
 mod escape_network;
 mod events;
-mod fake_model;
 mod health_audit;
 mod isolation;
 mod keys;

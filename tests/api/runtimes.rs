@@ -14,7 +14,7 @@ use uuid::Uuid;
 use crate::common::{
     Backend, TestApp, User, create_conversation, finished_turns, finished_turns_within, sh, spawn_with,
 };
-use crate::fake_model::{FakeModel, REPLY};
+use acs_testkit::fake_model::{FakeModel, REPLY};
 
 /// How long a turn on a real runtime may take: a Node runtime's first start on a busy 2-core
 /// machine takes many seconds (`scripts/test` runs these tests alone, one at a time).

@@ -14,3 +14,4 @@ mod common;
 mod config;
 mod grants;
 mod limits;
+mod runtimes;
