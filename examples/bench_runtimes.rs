@@ -27,9 +27,7 @@ use uuid::Uuid;
 mod util;
 use util::{bench_account, env_or, machine_pss_kib, percentile, pss_kib, start_server};
 
-#[path = "../tests/api/fake_model.rs"]
-#[allow(dead_code)] // the tests use more of it
-mod fake_model;
+use acs_testkit::fake_model;
 
 const AGENT: &str = "/opt/acs/bin/scripted-agent";
 
