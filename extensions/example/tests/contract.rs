@@ -22,7 +22,8 @@ both!(
     flag_off_keeps_tables_fields_and_open_routes,
     flag_on_serves_its_state_and_routes,
     hooks_reach_machines,
-    a_grant_runs_codex_through_the_broker
+    a_grant_runs_codex_through_the_broker,
+    naming_a_subscription_ends_the_sets_running_codex_turns
 );
 
 const ON: (&str, Value) = ("features.example", Value::Bool(true));
@@ -236,6 +237,45 @@ async fn a_grant_runs_codex_through_the_broker(b: Backend) {
     assert_eq!(r.body["reason"], "exhausted", "{}", r.text);
     assert!(r.body["until"].as_str().is_some_and(|u| u.starts_with("2052")), "{}", r.text);
     assert_eq!(r.body["grant"]["name"], "work");
+}
+
+/// A set whose codex turn runs starts naming a subscription: that turn stops (its source
+/// changed under it), and the conversation's next turn runs on the subscription.
+async fn naming_a_subscription_ends_the_sets_running_codex_turns(b: Backend) {
+    let grant_id = Uuid::new_v4();
+    let grant = json!({"id": grant_id, "name": "work", "token": "t", "hosts": [GRANT_HOST]});
+    let app = scripted_app(b, &[ON, ("example.grant", grant), ("features.brokerage", json!(true))]).await;
+    let u = app.user().await;
+    let r = app.post("/api/account/inference-credential-sets", &u.key, json!({"name": "keyed"})).await;
+    let set = r.body["data"]["id"].as_str().unwrap().to_owned();
+    let path = format!("/api/account/inference-credential-sets/{set}");
+    let r = app
+        .request(
+            Method::PUT,
+            &format!("{path}/credentials/openai_api_key"),
+            Some(&u.key),
+            Some(json!({"value": "sk-own"})),
+        )
+        .await;
+    assert!(r.status.is_success(), "{}", r.text);
+    let agent = scripted_runtime_agent(&app, &u, "codex", json!({"inference_credential_id": set})).await;
+    let c = create_conversation(&app, &u, json!({"agent_id": agent, "prompt": "say: working\nsleep: 60000"})).await;
+    let conv: Uuid = c["id"].as_str().unwrap().parse().unwrap();
+    for _ in 0..400 {
+        if said(&app, conv).await.contains("working") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    let r = app.request(Method::PATCH, &path, Some(&u.key), Some(json!({"openai_grant_id": grant_id}))).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let t = finished_turns(&app, conv, 1).await;
+    assert_eq!(t[0].status, "interrupted", "{t:?}");
+    let r = app.post(&format!("/api/conversations/{conv}/prompts"), &u.key, json!({"prompt": "say: again"})).await;
+    assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.text);
+    let t = finished_turns(&app, conv, 2).await;
+    let next = t.iter().find(|t| t.status == "done").expect("the next turn ran");
+    assert_eq!(next.inference.clone().unwrap_or_default()["scope"], "grant", "{t:?}");
 }
 
 /// The model-credential variables of the processes running in a machine.
