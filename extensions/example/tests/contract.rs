@@ -221,6 +221,18 @@ async fn a_grant_runs_codex_through_the_broker(b: Backend) {
     let r = app.post("/api/conversations", &u.key, json!({"agent_id": agent, "prompt": "say: hi"})).await;
     assert_error(&r, StatusCode::CONFLICT, "openai_grant_unusable");
     assert_eq!((&r.body["reason"], &r.body["grant_id"]), (&json!("broker_required"), &json!(grant_id)), "{}", r.text);
+    // A turn on the running conversation is refused the same way, and the stream says so.
+    let r = app.post(&format!("/api/conversations/{conv}/prompts"), &u.key, json!({"prompt": "say: hi"})).await;
+    assert_error(&r, StatusCode::CONFLICT, "openai_grant_unusable");
+    let events = app.get(&format!("/api/conversations/{conv}/events?limit=1000"), &u.key).await;
+    let refused = events.body["data"].as_array().unwrap().iter().find(|e| e["stage"] == "admission_refused").cloned();
+    let refused = refused.unwrap_or_else(|| panic!("no admission_refused: {}", events.text));
+    let data: Value = serde_json::from_str(refused["data"].as_str().unwrap_or("{}")).unwrap();
+    assert_eq!(
+        (&data["error"], &data["reason"]),
+        (&json!("openai_grant_unusable"), &json!("broker_required")),
+        "{refused}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 
     // A spent subscription says until when.

@@ -455,6 +455,18 @@ async fn record_turn(
         Ok(r) => r,
         Err(e) => {
             let _ = store::set_status(&state.db, conv.id, ConversationStatus::Idle).await;
+            // The refusal is on the stream too, whole (an unusable subscription's `until` with it).
+            let scope = crate::events::Scope {
+                account_id: conv.account_id,
+                sandbox_id: Some(sandbox_id),
+                conversations: vec![conv.id],
+                turn_id: None,
+            };
+            if let Err(write) =
+                crate::events::stage(state, &scope, "admission_refused", StageState::Failed, &e.body(), None).await
+            {
+                tracing::error!(conversation = %conv.id, "admission_refused not written: {write}");
+            }
             return Err(e);
         }
     };
