@@ -15,3 +15,4 @@ mod config;
 mod grants;
 mod limits;
 mod runtimes;
+mod turns;
