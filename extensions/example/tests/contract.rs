@@ -288,6 +288,36 @@ async fn naming_a_subscription_ends_the_sets_running_codex_turns(b: Backend) {
     let t = finished_turns(&app, conv, 2).await;
     let next = t.iter().find(|t| t.status == "done").expect("the next turn ran");
     assert_eq!(next.inference.clone().unwrap_or_default()["scope"], "grant", "{t:?}");
+
+    // A codex conversation on a subscription may join a machine whose codex runs on a key
+    // (spec 4.1 rule 3's exemption); another key may not.
+    let keyed = |name: &'static str| {
+        let app = &app;
+        let key = &u.key;
+        async move {
+            let r = app.post("/api/account/inference-credential-sets", key, json!({"name": name})).await;
+            let id = r.body["data"]["id"].as_str().unwrap().to_owned();
+            let path = format!("/api/account/inference-credential-sets/{id}/credentials/openai_api_key");
+            app.request(Method::PUT, &path, Some(key), Some(json!({"value": format!("sk-{name}")}))).await;
+            id
+        }
+    };
+    let (first, second) = (keyed("first").await, keyed("second").await);
+    let home_agent = scripted_runtime_agent(&app, &u, "codex", json!({"sandbox_mode": "persistent"})).await;
+    let home = create_conversation(&app, &u, json!({"agent_id": home_agent, "inference_credential_id": first})).await;
+    let machine = home["sandbox_id"].clone();
+    for _ in 0..600 {
+        let r = app.get(&format!("/api/sandboxes/{}", machine.as_str().unwrap()), &u.key).await;
+        if r.body["data"]["status"] == "ready" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    let join = |set: String| json!({"agent_id": home_agent, "sandbox_id": machine, "inference_credential_id": set});
+    let r = app.post("/api/conversations", &u.key, join(second)).await;
+    assert_error(&r, StatusCode::CONFLICT, "codex_inference_conflict");
+    let r = app.post("/api/conversations", &u.key, join(set)).await;
+    assert_eq!(r.status, StatusCode::CREATED, "the subscription is exempt: {}", r.text);
 }
 
 /// The model-credential variables of the processes running in a machine.
