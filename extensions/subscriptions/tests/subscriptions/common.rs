@@ -169,6 +169,18 @@ pub async fn link(app: &TestApp, vendor: &Vendor, u: &User, name: &str, login: &
     subscription(app, u, &id).await
 }
 
+/// A new credential set naming subscription `sub_id` (core's part); returns its id.
+pub async fn set_naming(app: &TestApp, u: &User, sub_id: &str) -> String {
+    let r = app.post("/api/account/inference-credential-sets", &u.key, json!({"name": "subscription"})).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
+    let set = r.body["data"]["id"].as_str().unwrap().to_owned();
+    let path = format!("/api/account/inference-credential-sets/{set}");
+    let r = patch(app, &path, &u.key, json!({"openai_grant_id": sub_id})).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    assert_eq!(r.body["data"]["openai_grant"]["status"], "active", "{}", r.text);
+    set
+}
+
 pub async fn list(app: &TestApp, u: &User) -> Value {
     let r = app.get(BASE, &u.key).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.text);

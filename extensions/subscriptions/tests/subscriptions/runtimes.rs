@@ -13,7 +13,7 @@ use reqwest::StatusCode;
 use serde_json::json;
 use uuid::Uuid;
 
-use crate::common::{attach, link, patch, setup_with};
+use crate::common::{attach, link, set_naming, setup_with};
 
 const API: &str = "api.vendor.test";
 
@@ -57,18 +57,7 @@ async fn codex_runs_on_a_subscription_through_the_broker() {
     let sub_id = sub["id"].as_str().unwrap().to_owned();
     let token = attach(&app, &u, &sub_id).await.expect("a token");
 
-    let r = app.post("/api/account/inference-credential-sets", &u.key, json!({"name": "subscription"})).await;
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    let set = r.body["data"]["id"].as_str().unwrap().to_owned();
-    let r = patch(
-        &app,
-        &format!("/api/account/inference-credential-sets/{set}"),
-        &u.key,
-        json!({"openai_grant_id": sub_id}),
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
-    assert_eq!(r.body["data"]["openai_grant"]["status"], "active", "{}", r.text);
+    let set = set_naming(&app, &u, &sub_id).await;
 
     let r = app
         .post(

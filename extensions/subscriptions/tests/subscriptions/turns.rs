@@ -6,11 +6,10 @@ use acs_testkit::upstream::HttpsUpstream;
 use acs_testkit::{
     Backend, SCRIPTED_AGENT, create_conversation, finished_turns_within, scripted_agent, scripted_runtime_agent,
 };
-use reqwest::StatusCode;
 use serde_json::json;
 use uuid::Uuid;
 
-use crate::common::{attach, link, patch, setup_with, start, wait_state};
+use crate::common::{attach, link, set_naming, setup_with, start, wait_state};
 
 crate::both!(a_reconnect_during_a_running_codex_turn);
 
@@ -34,16 +33,7 @@ async fn a_reconnect_during_a_running_codex_turn(b: Backend) {
     let sub = link(&app, &vendor, &u, "work", "alice").await;
     let sub_id = sub["id"].as_str().unwrap().to_owned();
     let before = attach(&app, &u, &sub_id).await.expect("a token");
-    let r = app.post("/api/account/inference-credential-sets", &u.key, json!({"name": "subscription"})).await;
-    let set = r.body["data"]["id"].as_str().unwrap().to_owned();
-    let r = patch(
-        &app,
-        &format!("/api/account/inference-credential-sets/{set}"),
-        &u.key,
-        json!({"openai_grant_id": sub_id}),
-    )
-    .await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.text);
+    let set = set_naming(&app, &u, &sub_id).await;
     let agent = scripted_runtime_agent(&app, &u, "codex", json!({"inference_credential_id": set})).await;
     let port = upstream.port;
     let prompt =
