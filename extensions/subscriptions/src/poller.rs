@@ -7,6 +7,8 @@
 
 use std::time::{Duration, Instant};
 
+use futures::StreamExt;
+
 use acs_platform::AppState;
 use acs_platform::audit::{self, Actor};
 use acs_platform::time_fmt::now_micros;
@@ -52,18 +54,39 @@ async fn pass(state: &AppState) -> Result<(), sqlx::Error> {
             tracing::info!(count = failed, "openai link attempts failed: linking is off");
         }
     }
-    for id in store::due(state, now).await? {
-        let Some(attempt) = store::claim(state, id, now, now + LEASE_MICROS).await? else { continue };
-        if let Err(e) = poll_one(state, &attempt).await {
-            tracing::warn!(attempt = %id, error = %e, "openai link attempt failed");
-            let end = End {
-                state: "failed",
-                failure_reason: Some("internal_error"),
-                failure_grant_id: None,
-                result_grant_id: None,
-            };
-            store::end_attempt(&state.db.pool, id, &end).await?;
+    // Batches until none is due, each polled POLLS_AT_ONCE at a time: a
+    // thousand open sign-ins are each polled at their interval, by one task.
+    let started = Instant::now();
+    loop {
+        let due = store::due(state, now, DUE_BATCH).await?;
+        let full = due.len() == DUE_BATCH as usize;
+        let polled: Vec<Result<(), sqlx::Error>> = futures::stream::iter(due)
+            .map(|id| poll_due(state, id, now))
+            .buffer_unordered(POLLS_AT_ONCE)
+            .collect()
+            .await;
+        polled.into_iter().collect::<Result<(), _>>()?;
+        if !full || started.elapsed() >= Duration::from_secs(1) {
+            return Ok(());
         }
+    }
+}
+
+/// Attempts read per batch, and polls in flight at once.
+const DUE_BATCH: i64 = 200;
+const POLLS_AT_ONCE: usize = 32;
+
+async fn poll_due(state: &AppState, id: Uuid, now: i64) -> Result<(), sqlx::Error> {
+    let Some(attempt) = store::claim(state, id, now, now + LEASE_MICROS).await? else { return Ok(()) };
+    if let Err(e) = poll_one(state, &attempt).await {
+        tracing::warn!(attempt = %id, error = %e, "openai link attempt failed");
+        let end = End {
+            state: "failed",
+            failure_reason: Some("internal_error"),
+            failure_grant_id: None,
+            result_grant_id: None,
+        };
+        store::end_attempt(&state.db.pool, id, &end).await?;
     }
     Ok(())
 }

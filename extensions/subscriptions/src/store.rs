@@ -614,12 +614,13 @@ pub async fn prune(state: &AppState, before: i64) -> Result<u64, sqlx::Error> {
 }
 
 /// Pending attempts due a poll that no poller holds.
-pub async fn due(state: &AppState, now: i64) -> Result<Vec<Uuid>, sqlx::Error> {
+pub async fn due(state: &AppState, now: i64, limit: i64) -> Result<Vec<Uuid>, sqlx::Error> {
     let rows = sqlx::query(
         "SELECT id FROM openai_link_attempts WHERE state = 'pending' AND next_poll_at <= $1 AND expires_at > $1 \
-         AND (lease_until IS NULL OR lease_until < $1) ORDER BY next_poll_at LIMIT 20",
+         AND (lease_until IS NULL OR lease_until < $1) ORDER BY next_poll_at LIMIT $2",
     )
     .bind(now)
+    .bind(limit)
     .fetch_all(&state.db.pool)
     .await?;
     rows.iter().map(|r| r.uuid("id")).collect()
