@@ -114,8 +114,10 @@ impl Bindings {
                 return None;
             }
         };
-        let inference: crate::inference::rules::Inference = serde_json::from_str(&inference?).ok()?;
-        Some((inference.openai_grant_id?, source))
+        // Read as plain JSON: the broker sits below inference resolution (docs/architecture.md).
+        let inference: serde_json::Value = serde_json::from_str(&inference?).ok()?;
+        let grant_id = inference.get("openai_grant_id")?.as_str()?.parse().ok()?;
+        Some((grant_id, source))
     }
 
     async fn binding(&self, sandbox_id: Uuid, host: &str) -> Option<(AppState, Uuid, Binding)> {
