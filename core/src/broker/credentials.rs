@@ -153,11 +153,7 @@ impl Credentials for Bindings {
             let (state, account, binding) = self.binding(sandbox_id, host).await?;
             let (key, value) = resolve(&state, account, &binding, host).await;
             let header = HeaderName::from_bytes(binding.header.as_bytes()).ok()?;
-            let value = value.and_then(|v| rules::render(&binding.template, &v)).and_then(|v| {
-                let mut value = HeaderValue::from_str(&v).ok()?;
-                value.set_sensitive(true);
-                Some(value)
-            });
+            let value = value.and_then(|v| rules::render(&binding.template, &v)).and_then(|v| sensitive(&v));
             Some(Attachment { service: binding.name, credential_keys: vec![key], header, value })
         })
     }
@@ -185,11 +181,7 @@ impl Bindings {
             }
         };
         let header = HeaderName::from_bytes(got.header.as_bytes()).ok()?;
-        let value = got.value.and_then(|v| {
-            let mut value = HeaderValue::from_str(&v).ok()?;
-            value.set_sensitive(true);
-            Some(value)
-        });
+        let value = got.value.and_then(|v| sensitive(&v));
         Some(Attachment {
             service: format!("{}_subscription", source.vendor()),
             credential_keys: vec![got.key],
@@ -197,6 +189,13 @@ impl Bindings {
             value,
         })
     }
+}
+
+/// A header value marked sensitive (never printed by hyper, never indexed by HPACK).
+fn sensitive(text: &str) -> Option<HeaderValue> {
+    let mut value = HeaderValue::from_str(text).ok()?;
+    value.set_sensitive(true);
+    Some(value)
 }
 
 /// The source key the record names, and the value when there is one now.

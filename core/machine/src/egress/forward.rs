@@ -23,7 +23,7 @@ pub(crate) async fn forward(
     req: Request<Incoming>,
     mut pending: PendingRecord,
 ) -> Response<ProxyBody> {
-    let req = upstream_request(req, target);
+    let req = upstream_request(req, &target.host_header());
     let answer = tokio::time::timeout(shared.request_timeout, send(shared, policy, target, req))
         .await
         .unwrap_or(Err(Refusal::RequestTimeout));
@@ -60,15 +60,16 @@ async fn send(
 }
 
 /// The request as the destination sees it: origin-form URI, HTTP/1.1, no hop-by-hop or
-/// `Proxy-*` headers, and `Host` naming the target. A proxy must replace the client's
-/// `Host` (RFC 9112 3.2.2); keeping a different one would let a sandbox reach another
-/// virtual host behind an allowed address (domain fronting).
-pub(crate) fn upstream_request<B>(req: Request<B>, target: &Target) -> Request<B> {
+/// `Proxy-*` headers, and `Host` naming the target (`host`: its spelling for the
+/// scheme, `Target::host_header` or `Target::https_authority`). A proxy must replace
+/// the client's `Host` (RFC 9112 3.2.2); keeping a different one would let a sandbox
+/// reach another virtual host behind an allowed address (domain fronting).
+pub(crate) fn upstream_request<B>(req: Request<B>, host: &str) -> Request<B> {
     let (mut parts, body) = req.into_parts();
     parts.uri = parts.uri.path_and_query().cloned().map_or_else(|| Uri::from_static("/"), Uri::from);
     parts.version = Version::HTTP_11;
     strip_hop_by_hop(&mut parts.headers);
-    match HeaderValue::from_str(&target.host_header()) {
+    match HeaderValue::from_str(host) {
         Ok(host) => parts.headers.insert(HOST, host),
         Err(_) => parts.headers.remove(HOST),
     };
@@ -87,14 +88,14 @@ mod tests {
             .header("connection", "close")
             .body(())
             .unwrap();
-        let out = upstream_request(req, &target);
+        let out = upstream_request(req, &target.host_header());
         assert_eq!(out.uri(), "/a/b?q=1");
         assert_eq!(out.headers()[HOST], "example.com:8080");
         assert!(out.headers().get("proxy-authorization").is_none());
         assert!(out.headers().get("connection").is_none());
 
         let fronted = Request::get("http://example.com:8080").header(HOST, "internal.example").body(()).unwrap();
-        let out = upstream_request(fronted, &target);
+        let out = upstream_request(fronted, &target.host_header());
         assert_eq!(out.uri(), "/");
         let hosts: Vec<_> = out.headers().get_all(HOST).iter().collect();
         assert_eq!(hosts, ["example.com:8080"]);

@@ -7,13 +7,13 @@ use std::convert::Infallible;
 use std::sync::Arc;
 
 use hyper::body::Incoming;
-use hyper::header::{HOST, HeaderValue};
 use hyper::service::service_fn;
-use hyper::{Request, Response, Uri, Version};
+use hyper::{Request, Response};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 
 use super::{Broker, Mode};
 use crate::egress::body::{ProxyBody, RecordedBody};
+use crate::egress::forward::upstream_request;
 use crate::egress::headers::strip_hop_by_hop;
 use crate::egress::policy::Policy;
 use crate::egress::proxy::Shared;
@@ -84,7 +84,9 @@ async fn handle(conn: &Conn, req: Request<Incoming>) -> Response<ProxyBody> {
         conn.target.to_string(),
         shared.stopped.clone(),
     );
-    let mut req = origin_request(req, &conn.target);
+    // Origin-form HTTP/1.1 shape (the pool makes it HTTP/2 when the upstream speaks that),
+    // `Host` naming the CONNECT's destination whatever the machine wrote.
+    let mut req = upstream_request(req, &conn.target.https_authority());
     if let Some(attachment) = conn.broker.credentials.attach(shared.sandbox_id, conn.target.host()).await {
         pending.set_service(attachment.service, attachment.credential_keys);
         let Some(value) = attachment.value else {
@@ -105,20 +107,4 @@ async fn handle(conn: &Conn, req: Request<Incoming>) -> Response<ProxyBody> {
         }
         Err(refusal) => refusal.respond(Some(&conn.target), pending),
     }
-}
-
-/// The request in HTTP/1.1 shape: origin-form URI, no hop-by-hop or
-/// `Proxy-*` headers, `Host` naming the CONNECT's destination whatever the
-/// machine wrote (no fronting another host behind a bound one). The pool
-/// turns it into HTTP/2 form when the upstream speaks that.
-fn origin_request(req: Request<Incoming>, target: &Target) -> Request<Incoming> {
-    let (mut parts, body) = req.into_parts();
-    parts.uri = parts.uri.path_and_query().cloned().map_or_else(|| Uri::from_static("/"), Uri::from);
-    parts.version = Version::HTTP_11;
-    strip_hop_by_hop(&mut parts.headers);
-    match HeaderValue::from_str(&target.https_authority()) {
-        Ok(host) => parts.headers.insert(HOST, host),
-        Err(_) => parts.headers.remove(HOST),
-    };
-    Request::from_parts(parts, body)
 }
