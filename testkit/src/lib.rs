@@ -434,6 +434,17 @@ async fn turn_ends_logged(app: &TestApp, conv: Uuid, turns: &[acs_core::conversa
     started.iter().all(|t| ended.contains(t)) && turns.iter().all(|t| ended.contains(&Some(t.id.to_string())))
 }
 
+/// What the agent of a conversation said so far (its stdout events), chunks joined.
+pub async fn said(app: &TestApp, conv: Uuid) -> String {
+    use sqlx::Row;
+    let rows = sqlx::query("SELECT data FROM events WHERE conversation_id = $1 AND stream = 'stdout' ORDER BY id")
+        .bind(conv.to_string())
+        .fetch_all(&app.state().db.pool)
+        .await
+        .unwrap();
+    rows.iter().map(|r| r.get::<String, _>("data")).collect()
+}
+
 /// Where the scripted agent is bound inside machines by [`scripted_app`].
 pub const SCRIPTED_AGENT: &str = "/opt/acs/bin/scripted-agent";
 /// Where the scripted agents of [`scripted_runtime_agent`] record every line they receive.

@@ -10,7 +10,7 @@ use uuid::Uuid;
 
 use crate::common::upstream::HttpsUpstream;
 use crate::common::{
-    Backend, TestApp, User, create_conversation, finished_turns_within, scripted_app, scripted_runtime_agent, sh,
+    Backend, TestApp, User, create_conversation, finished_turns_within, said, scripted_app, scripted_runtime_agent, sh,
     spawn_with,
 };
 
@@ -114,17 +114,6 @@ async fn bindings_are_gated_validated_and_scoped(b: Backend) {
 /// The conversation's whole event log as the API gives it.
 async fn event_log(app: &TestApp, u: &User, conv: &str) -> String {
     app.get(&format!("/api/conversations/{conv}/events?limit=1000"), &u.key).await.text
-}
-
-/// What the agent said, its chunks joined.
-async fn said(app: &TestApp, conv: Uuid) -> String {
-    use sqlx::Row;
-    let rows = sqlx::query("SELECT data FROM events WHERE conversation_id = $1 AND stream = 'stdout' ORDER BY id")
-        .bind(conv.to_string())
-        .fetch_all(&app.state().db.pool)
-        .await
-        .unwrap();
-    rows.iter().map(|r| r.get::<String, _>("data")).collect()
 }
 
 async fn egress(app: &TestApp, u: &User, sandbox: &str) -> Vec<Value> {

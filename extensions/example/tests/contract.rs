@@ -7,8 +7,8 @@ use std::collections::BTreeMap;
 use acs_core::extension::{self, config};
 use acs_core::features;
 use acs_testkit::{
-    Backend, TestApp, assert_error, both, create_conversation, finished_turns, scripted_app, scripted_runtime_agent,
-    sh, spawn,
+    Backend, TestApp, assert_error, both, create_conversation, finished_turns, said, scripted_app,
+    scripted_runtime_agent, sh, spawn,
 };
 use figment::providers::Serialized;
 use reqwest::{Method, StatusCode};
@@ -138,17 +138,6 @@ async fn hooks_reach_machines(b: Backend) {
 }
 
 const GRANT_HOST: &str = "api.grant.test";
-
-/// What the agent said, its chunks joined.
-async fn said(app: &TestApp, conv: Uuid) -> String {
-    use sqlx::Row;
-    let rows = sqlx::query("SELECT data FROM events WHERE conversation_id = $1 AND stream = 'stdout' ORDER BY id")
-        .bind(conv.to_string())
-        .fetch_all(&app.state().db.pool)
-        .await
-        .unwrap();
-    rows.iter().map(|r| r.get::<String, _>("data")).collect()
-}
 
 /// A set naming the example's subscription: codex on it runs with a placeholder key that the
 /// broker swaps for the subscription's token at the vendor's hosts; without the broker, or on an

@@ -3,27 +3,19 @@
 //! other hosts never get it; a deleted connection attaches nothing.
 
 use acs_testkit::upstream::HttpsUpstream;
-use acs_testkit::{SCRIPTED_AGENT, create_conversation, finished_turns_within, scripted_agent, scripted_runtime_agent};
+use acs_testkit::{
+    SCRIPTED_AGENT, create_conversation, finished_turns_within, said, scripted_agent, scripted_runtime_agent,
+};
 use reqwest::StatusCode;
 use serde_json::json;
 use uuid::Uuid;
 
-use crate::common::{Backend, TestApp, connected, source_value};
+use crate::common::{Backend, connected, source_value};
 
 crate::both!(a_connection_token_goes_only_to_its_hosts);
 
 const API: &str = "api.idp.test";
 const ELSEWHERE: &str = "api.elsewhere.test";
-
-async fn said(app: &TestApp, conv: Uuid) -> String {
-    use sqlx::Row;
-    let rows = sqlx::query("SELECT data FROM events WHERE conversation_id = $1 AND stream = 'stdout' ORDER BY id")
-        .bind(conv.to_string())
-        .fetch_all(&app.state().db.pool)
-        .await
-        .unwrap();
-    rows.iter().map(|r| r.get::<String, _>("data")).collect()
-}
 
 async fn a_connection_token_goes_only_to_its_hosts(b: Backend) {
     let dir = std::env::temp_dir().join(format!("acs-upstream-{}", Uuid::new_v4().simple()));
