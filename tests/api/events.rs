@@ -290,6 +290,30 @@ async fn the_all_conversations_stream_resumes_with_nothing_lost_or_repeated(b: B
     assert_eq!(bad.send().await.unwrap().status(), StatusCode::UNPROCESSABLE_ENTITY);
 }
 
+/// Many appenders at once (a burst of turns): a live stream gets every event once, in id order.
+async fn concurrent_appends_all_reach_a_live_stream_in_order(b: Backend) {
+    let app = spawn(b).await;
+    let u = app.user().await;
+    let account = u.id.parse().unwrap();
+    let mut sse = Sse::open(&app, &u.key, None).await;
+    let writers = (0..40).map(|_| {
+        let app = &app;
+        async move {
+            let scope =
+                Scope { account_id: account, sandbox_id: None, conversations: vec![Uuid::now_v7()], turn_id: None };
+            for i in 0..10 {
+                events::output(app.state(), &scope, "stdout", &format!("line {i}")).await.unwrap();
+            }
+        }
+    });
+    futures::future::join_all(writers).await;
+    let mut seen = Vec::new();
+    for _ in 0..400 {
+        seen.push(sse.next().await.0);
+    }
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "out of order or repeated: {seen:?}");
+}
+
 // ---- the HTTP feed, streams and transcript ----
 
 /// A conversation of `account` stored directly (on `sandbox` when given).
@@ -705,6 +729,7 @@ async fn history_is_the_transcript_by_turn(b: Backend) {
 
 crate::both!(
     the_all_conversations_stream_resumes_with_nothing_lost_or_repeated,
+    concurrent_appends_all_reach_a_live_stream_in_order,
     appended_events_reach_live_subscribers_on_every_replica,
     pages_forward_and_back_with_cursors_from_the_page,
     whole_turns_extend_a_page_to_the_turns_first_event,

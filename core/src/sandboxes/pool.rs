@@ -36,7 +36,8 @@ use crate::state::AppState;
 
 /// What the layer above does for pooled machines: `warm` starts the pool's
 /// agent in one just built (the machine may be claimed once it returns);
-/// `retired` forgets what it keeps for one that leaves the pool unclaimed.
+/// `retired` forgets what it keeps for a machine that is gone (reclaimed in
+/// its pool, or after a claim before any turn took the agent).
 pub struct PoolHooks {
     pub warm: for<'a> fn(&'a AppState, &'a SandboxRow, &'a Agent) -> BoxFuture<'a, ()>,
     pub retired: fn(&AppState, Uuid),

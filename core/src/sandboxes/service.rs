@@ -620,6 +620,10 @@ async fn reclaim_locked(state: &AppState, svc: &Sandboxes, row: &SandboxRow, end
     state.queue.wake();
     crate::credits::meter::settle(state, row.id).await;
     svc.provider.destroy(row.id).await;
+    // An agent a warm pool started on it and no turn took goes with it.
+    if let Some(hooks) = state.get::<super::pool::PoolHooks>() {
+        (hooks.retired)(state, row.id);
+    }
     revoke_keys(state, row.id).await?;
     let scope = scope(state, row, ended).await;
     stage(state, &scope, "sandbox", StageState::Done, json!({"sandbox_id": row.id})).await;

@@ -74,6 +74,9 @@ pub async fn append(
         }
     }
     let sqlite = app.db.backend == crate::db::Backend::Sqlite;
+    // Ids commit in order (the database's lock); publishing them in that order too needs the
+    // appends of this server to take turns until they are published.
+    let turn = app.events.appending().await;
     let mut tx = app.db.begin().await?;
     if !sqlite {
         // One appender at a time, so ids commit in order: a stream that has sent id n never later
@@ -127,12 +130,13 @@ pub async fn append(
             .await?;
     }
     tx.commit().await?;
-    for hook in after {
-        hook.committed(app);
-    }
     rows.sort_by_key(|e| e.id);
     for e in &rows {
         app.events.publish(e.clone());
+    }
+    drop(turn);
+    for hook in after {
+        hook.committed(app);
     }
     let ids: Vec<i64> = rows.iter().map(|e| e.id).collect();
     app.events.notify(&app.db, &ids).await?;

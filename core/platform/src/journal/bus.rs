@@ -41,6 +41,10 @@ pub struct Bus {
     controls: broadcast::Sender<String>,
     /// Tells this server's own notifications apart from other replicas'.
     server: Uuid,
+    /// Held by an append from before its transaction until its events are
+    /// published, so this server publishes its events in id order: a stream
+    /// that has sent id n must never meet a smaller id later (it would drop it).
+    appending: tokio::sync::Mutex<()>,
 }
 
 impl Default for Bus {
@@ -50,6 +54,7 @@ impl Default for Bus {
             signals: broadcast::channel(SIGNAL_CAPACITY).0,
             controls: broadcast::channel(SIGNAL_CAPACITY).0,
             server: Uuid::new_v4(),
+            appending: tokio::sync::Mutex::new(()),
         }
     }
 }
@@ -62,6 +67,11 @@ impl Bus {
 
     pub fn subscribe(&self) -> broadcast::Receiver<Arc<Event>> {
         self.tx.subscribe()
+    }
+
+    /// Orders this server's appends (see `appending`).
+    pub(crate) async fn appending(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.appending.lock().await
     }
 
     pub(crate) fn publish(&self, event: Event) {
