@@ -46,6 +46,26 @@ fn postgres_base() -> String {
     std::env::var("ACS_TEST_POSTGRES").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into())
 }
 
+/// `ACS_TEST_PROVIDER`: the default sandbox provider of test servers, when not `local`.
+pub fn test_provider() -> Option<String> {
+    std::env::var("ACS_TEST_PROVIDER").ok().filter(|p| !p.is_empty() && p != "local")
+}
+
+/// Whether a container engine answers at the `container` provider's
+/// default socket: what the container provider's own tests need. `false`
+/// prints why, so a skipped test says so.
+pub fn container_engine() -> bool {
+    let socket = acs_core::config::ContainerConfig::default().socket;
+    let ok = std::os::unix::net::UnixStream::connect(&socket).is_ok();
+    if !ok {
+        eprintln!(
+            "SKIPPED: no container engine at {socket} (start one: `podman system service --time=0 unix://{socket}`, \
+             or run scripts/setup as root)"
+        );
+    }
+    ok
+}
+
 pub struct TestApp {
     pub base: String,
     pub http: reqwest::Client,
@@ -98,6 +118,12 @@ pub async fn spawn_with(backend: Backend, overrides: &[(&str, Value)]) -> TestAp
         .merge(Serialized::default("email.transport", "file"))
         .merge(Serialized::default("email.outbox_dir", dir.join("outbox").display().to_string()))
         .merge(Serialized::default("sandbox.dir", dir.join("sandboxes").display().to_string()));
+    // The sandbox tests run a second time on the `container` provider (scripts/test).
+    if let Some(provider) = test_provider() {
+        fig = fig
+            .merge(Serialized::default("sandbox.provider", &provider))
+            .merge(Serialized::default("sandbox.providers", ["local".to_owned(), provider]));
+    }
     for (k, v) in overrides {
         fig = fig.merge(Serialized::default(k, v));
     }

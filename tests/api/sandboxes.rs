@@ -625,6 +625,31 @@ async fn a_restarted_server_reattaches_to_running_machines(b: Backend) {
     assert_eq!(out, "200");
 }
 
+/// An agent naming the `container` provider gets a container while the
+/// default stays `local`; each machine's row says which it runs on.
+async fn an_agent_naming_the_container_provider_gets_a_container(b: Backend) {
+    if !crate::common::container_engine() {
+        return;
+    }
+    let overrides = [("sandbox.provider", json!("local")), ("sandbox.providers", json!(["local", "container"]))];
+    let app = spawn_with(b, &overrides).await;
+    let u = app.user().await;
+    let in_container = agent(&app, &u, json!({"provider": "container"})).await;
+    let on_default = agent(&app, &u, json!({})).await;
+    let (c, l) = (launch(&app, &u, in_container).await, launch(&app, &u, on_default).await);
+    assert_eq!(wait_status(&app, &u, c, "ready").await["provider"], "container");
+    assert_eq!(wait_status(&app, &u, l, "ready").await["provider"], "local");
+    // A container has its engine's marker file and runs as the machine's host uid; bwrap maps it to 1000.
+    let probe = "test -e /run/.containerenv -o -e /.dockerenv && echo container; id -u; id -un; pwd";
+    let (_, out, _) = sh(&app, c, probe).await;
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "container", "{out}");
+    assert_ne!(lines[1], "1000", "{out}");
+    assert_eq!(lines[2..], ["agent", "/workspace"], "{out}");
+    let (_, out, _) = sh(&app, l, probe).await;
+    assert_eq!(out.lines().collect::<Vec<_>>(), ["1000", "agent", "/workspace"], "{out}");
+}
+
 /// A host name other than `localhost` that resolves to this host's loopback
 /// (machines send `localhost` to themselves, never to the proxy).
 fn loopback_name() -> String {
@@ -871,4 +896,5 @@ crate::both!(
     repositories_are_cloned_with_the_token_kept_out_of_disk_and_log,
     packages_are_checked_and_limits_hold,
     an_acp_agent_runs_in_the_machine_under_the_supervisor,
+    an_agent_naming_the_container_provider_gets_a_container,
 );

@@ -63,6 +63,7 @@ pub struct Config {
     pub oauth: OAuthConfig,
     pub cors: CorsConfig,
     pub broker: BrokerConfig,
+    pub container: ContainerConfig,
     /// Runtime flags by name; each compiled-in extension has one.
     pub features: BTreeMap<String, bool>,
     /// Sections owned by extensions, checked by each extension at start.
@@ -202,6 +203,22 @@ pub struct SandboxConfig {
     /// address instead of looking the name up, like a hosts file; the address
     /// rules still apply.
     pub host_overrides: Vec<String>,
+}
+
+/// The `container` sandbox provider (`[container]`, docs/sandboxes.md).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ContainerConfig {
+    /// The container engine's Docker Engine API socket (Docker, or `podman system service`).
+    pub socket: String,
+    /// The machine image; imported into the engine when it lacks it (docs/sandboxes.md).
+    pub image: String,
+}
+
+impl Default for ContainerConfig {
+    fn default() -> Self {
+        ContainerConfig { socket: "/run/podman/podman.sock".into(), image: "localhost/acs-machine:1".into() }
+    }
 }
 
 /// The egress broker (`[broker]`, docs/broker.md); the runtime flag
@@ -462,6 +479,7 @@ impl Default for Config {
             oauth: OAuthConfig::default(),
             cors: CorsConfig::default(),
             broker: BrokerConfig::default(),
+            container: ContainerConfig::default(),
             log: LogConfig::default(),
             features: BTreeMap::new(),
             extensions: BTreeMap::new(),
