@@ -405,7 +405,7 @@ pub async fn sh(app: &TestApp, id: Uuid, script: &str) -> (Option<i32>, String, 
         timeout_ms: Some(20_000),
         max_output: None,
     };
-    let out = svc.provider.supervisor(id).exec(&req).await.expect("exec");
+    let out = svc.serving(id).supervisor(id).exec(&req).await.expect("exec");
     (
         out.exit.code,
         String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -183,8 +183,9 @@ fn serve_refuses_to_start_without_bubblewrap() {
 fn serve_refuses_an_unknown_or_unavailable_sandbox_provider() {
     let dir = temp_dir();
     let serve = |env: &[(&str, &str)]| {
-        let out = acs().current_dir(&dir).arg("serve").env("ACS_LISTEN", "127.0.0.1:0").envs(env.iter().copied());
-        let out = out.output().unwrap();
+        let mut cmd = acs();
+        cmd.current_dir(&dir).arg("serve").env("ACS_LISTEN", "127.0.0.1:0").envs(env.iter().copied());
+        let out = cmd.output().unwrap();
         assert!(!out.status.success());
         String::from_utf8_lossy(&out.stderr).into_owned()
     };

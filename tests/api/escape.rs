@@ -224,21 +224,21 @@ print('ptrace-' + sys.argv[1] + '=' + ('attached' if r == 0 else str(ctypes.get_
     // From the host: a socket moved or linked into another machine's place is refused by the peer check.
     let svc = acs::core::sandboxes::service::service(app.state()).unwrap();
     let (a, bb) = (app.machine_layout(one), app.machine_layout(two));
-    assert!(svc.provider.supervisor(one).ping().await.is_ok());
+    assert!(svc.serving(one).supervisor(one).ping().await.is_ok());
     let parked = a.ctl().join("moved-aside.sock");
     std::fs::rename(a.socket(), &parked).unwrap();
     std::os::unix::fs::symlink(bb.socket(), a.socket()).unwrap();
-    let linked = svc.provider.supervisor(one).ping().await;
+    let linked = svc.serving(one).supervisor(one).ping().await;
     std::fs::remove_file(a.socket()).unwrap();
     std::fs::hard_link(bb.socket(), a.socket()).unwrap();
-    let hard = svc.provider.supervisor(one).ping().await;
+    let hard = svc.serving(one).supervisor(one).ping().await;
     std::fs::remove_file(a.socket()).unwrap();
     std::fs::rename(&parked, a.socket()).unwrap();
     for (what, answer) in [("a symlink", linked), ("a hard link", hard)] {
         let e = answer.expect_err(&format!("{what} to another machine's socket must not answer"));
         assert!(e.to_string().contains("is not this machine's supervisor"), "{what}: {e}");
     }
-    assert!(svc.provider.supervisor(one).ping().await.is_ok(), "its own socket, put back, answers again");
+    assert!(svc.serving(one).supervisor(one).ping().await.is_ok(), "its own socket, put back, answers again");
     // The sockets live in directories only root may enter.
     for l in [&a, &bb] {
         assert_eq!(std::fs::metadata(l.ctl()).unwrap().mode() & 0o777, 0o700);
@@ -282,7 +282,7 @@ async fn a_machine_nobody_speaks_to_parks_itself(b: Backend) {
     assert!(std::path::Path::new(&format!("/proc/{pid}")).exists(), "a served machine keeps running");
     // Let go (a server that stops cleanly leaves its machines for the next one): no one speaks to it now.
     let svc = acs::core::sandboxes::service::service(app.state()).unwrap();
-    svc.provider.let_go(id);
+    svc.serving(id).let_go(id);
     app.state().shutdown.cancel();
     let deadline = Instant::now() + Duration::from_secs(15);
     while std::path::Path::new(&format!("/proc/{pid}")).exists() {

@@ -97,8 +97,8 @@ impl Engine {
             Err(e) if status(&e) == Some(404) => {}
             Err(e) => return Err(api(&format!("image {}", self.image), e)),
         }
-        let (repo, tag) = split_reference(&self.image);
-        let options = CreateImageOptionsBuilder::new().from_src("-").repo(repo).tag(tag).build();
+        // The whole reference as `repo` (the API allows a tag there): Podman ignores `tag` on an import.
+        let options = CreateImageOptionsBuilder::new().from_src("-").repo(&self.image).build();
         let tar = bytes::Bytes::from(super::image::rootfs_tar());
         let mut progress = self.docker.create_image(Some(options), Some(bollard::body_full(tar)), None);
         while let Some(step) = progress.next().await {
@@ -200,25 +200,5 @@ impl Engine {
             Err(e) if matches!(status(&e), Some(404 | 409)) => {}
             Err(e) => tracing::warn!(sandbox = %id, "container engine: removing the machine's container: {e}"),
         }
-    }
-}
-
-/// `repo[:tag]` (a registry's `host:port/` is part of the repo).
-fn split_reference(image: &str) -> (&str, &str) {
-    match image.rsplit_once(':') {
-        Some((repo, tag)) if !tag.contains('/') => (repo, tag),
-        _ => (image, "latest"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn image_references_split_at_the_tag_only() {
-        assert_eq!(split_reference("localhost/acs-machine:1"), ("localhost/acs-machine", "1"));
-        assert_eq!(split_reference("localhost:5000/acs-machine"), ("localhost:5000/acs-machine", "latest"));
-        assert_eq!(split_reference("acs-machine"), ("acs-machine", "latest"));
     }
 }

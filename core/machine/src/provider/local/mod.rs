@@ -569,8 +569,16 @@ impl LocalProvider {
         let pid = engine.run(launch).await?;
         fs::write(layout.info(), serde_json::json!({ "child-pid": pid }).to_string())?;
         let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
+        let mut daemon_seen = false;
         loop {
-            if let Some(peer) = supervisor_peer(layout, uid)
+            // The init's first child is the daemon: nothing else runs in the machine yet.
+            if !daemon_seen && let [(_, inside)] = init_children(pid, uid).as_slice() {
+                let info = serde_json::json!({ "child-pid": pid, "daemon-pid": inside.parse::<u64>().ok() });
+                fs::write(layout.info(), info.to_string())?;
+                daemon_seen = true;
+            }
+            if daemon_seen
+                && let Some(peer) = supervisor_peer(layout, uid)
                 && Supervisor::new(layout.socket()).with_peer(peer).ping().await.is_ok()
             {
                 return Ok(peer);
@@ -793,20 +801,38 @@ fn is_machine_init(pid: i32) -> bool {
 }
 
 /// The machine's supervisor as the host sees it: the child of the
-/// machine's init that is pid 2 in the machine (the daemon the supervisor's
-/// init forked first; orphans the init adopts can never be 2 while it
-/// lives), running as the machine's uid. Read from `/proc` once per start or
-/// reattach; every connection then compares the socket's peer with it.
+/// machine's init that is the daemon's pid in the machine (2 under bwrap:
+/// the daemon the supervisor's init forked first; a container's runtime
+/// may use a few pids first, so its start records the one it saw; orphans
+/// the init adopts can never take it while the daemon lives), running as
+/// the machine's uid. Read from `/proc` once per start or reattach; every
+/// connection then compares the socket's peer with it.
 fn supervisor_peer(layout: &Layout, uid: u32) -> Option<Peer> {
     let init = init_pid(layout)?;
-    let children = fs::read_to_string(format!("/proc/{init}/task/{init}/children")).ok()?;
-    children.split_whitespace().filter_map(|c| c.parse::<i32>().ok()).find_map(|pid| {
-        let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-        let field = |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).map(str::to_owned);
-        let real_uid: u32 = field("Uid:")?.split_whitespace().next()?.parse().ok()?;
-        let inside = field("NSpid:")?.split_whitespace().last()?.to_owned();
-        (real_uid == uid && inside == "2").then_some(Peer { uid, pid })
-    })
+    let want = recorded_daemon_pid(layout).unwrap_or(2).to_string();
+    init_children(init, uid).into_iter().find_map(|(pid, inside)| (inside == want).then_some(Peer { uid, pid }))
+}
+
+/// The children of `init` running as `uid`: (host pid, pid in the machine).
+fn init_children(init: i32, uid: u32) -> Vec<(i32, String)> {
+    let children = fs::read_to_string(format!("/proc/{init}/task/{init}/children")).unwrap_or_default();
+    children
+        .split_whitespace()
+        .filter_map(|c| c.parse::<i32>().ok())
+        .filter_map(|pid| {
+            let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+            let field = |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).map(str::to_owned);
+            let real_uid: u32 = field("Uid:")?.split_whitespace().next()?.parse().ok()?;
+            let inside = field("NSpid:")?.split_whitespace().last()?.to_owned();
+            (real_uid == uid).then_some((pid, inside))
+        })
+        .collect()
+}
+
+/// The daemon's pid in the machine, when its start recorded one (containers).
+fn recorded_daemon_pid(layout: &Layout) -> Option<u64> {
+    let text = fs::read_to_string(layout.info()).ok()?;
+    serde_json::from_str::<serde_json::Value>(&text).ok()?.get("daemon-pid")?.as_u64()
 }
 
 impl SandboxProvider for LocalProvider {
