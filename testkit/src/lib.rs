@@ -46,9 +46,10 @@ fn postgres_base() -> String {
     std::env::var("ACS_TEST_POSTGRES").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into())
 }
 
-/// `ACS_TEST_PROVIDER`: the default sandbox provider of test servers, when not `local`.
+/// `TEST_SANDBOX_PROVIDER`: the default sandbox provider of test servers, when not `local`
+/// (not `ACS_*`: the configuration would read it as a key).
 pub fn test_provider() -> Option<String> {
-    std::env::var("ACS_TEST_PROVIDER").ok().filter(|p| !p.is_empty() && p != "local")
+    std::env::var("TEST_SANDBOX_PROVIDER").ok().filter(|p| !p.is_empty() && p != "local")
 }
 
 /// Whether a container engine answers at the `container` provider's
@@ -246,6 +247,16 @@ impl TestApp {
             std::path::Path::new(&self.loaded.config.sandbox.run_dir),
             id,
         )
+    }
+
+    /// The agent's uid inside a machine: 1000 under bwrap; a container (no
+    /// user namespace of its own) runs as the machine's host uid.
+    pub fn agent_uid(&self, id: Uuid) -> u32 {
+        if test_provider().as_deref() != Some("container") {
+            return 1000;
+        }
+        let owner = std::fs::read_to_string(self.machine_layout(id).owner()).expect("the machine's owner");
+        owner.trim().parse().unwrap()
     }
 
     /// The running server's state, for checks the API deliberately cannot make

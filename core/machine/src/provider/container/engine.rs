@@ -3,7 +3,7 @@
 //! compatible service (`podman system service`).
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use bollard::Docker;
@@ -49,6 +49,10 @@ pub struct Engine {
     image: String,
     /// Podman can write a container's output to a file of ours, which outlives the container.
     podman: bool,
+    /// The machines' seccomp profile (`local::seccomp`), as the API takes it.
+    seccomp: String,
+    /// Podman's copy of the profile: its text and where it lives.
+    profile: Option<(String, PathBuf)>,
 }
 
 fn api(what: &str, e: ApiError) -> ProviderError {
@@ -62,6 +66,16 @@ fn status(e: &ApiError) -> Option<u16> {
     }
 }
 
+/// Writes the profile where the engine reads it (root's, readable: it holds nothing secret).
+fn write_profile(path: &Path, profile: &str) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = path.with_extension(format!("{}.tmp", Uuid::new_v4().simple()));
+    std::fs::write(&tmp, profile)?;
+    std::fs::rename(&tmp, path)
+}
+
 /// The container of machine `id`.
 pub fn container_name(id: Uuid) -> String {
     format!("acs-{}", id.simple())
@@ -70,7 +84,9 @@ pub fn container_name(id: Uuid) -> String {
 impl Engine {
     /// Connects to the engine at `socket` and makes sure it has `image`
     /// (importing the built-in one when missing).
-    pub async fn connect(socket: &Path, image: &str) -> Result<Engine, String> {
+    /// Podman reads a profile from a host path (`profile_path`, written
+    /// here), Docker takes its text.
+    pub async fn connect(socket: &Path, image: &str, profile_path: &Path) -> Result<Engine, String> {
         let path = socket.to_str().ok_or_else(|| format!("container.socket {}: not UTF-8", socket.display()))?;
         let docker = Docker::connect_with_unix(path, API_TIMEOUT, &API_VERSION).map_err(|e| {
             format!(
@@ -86,7 +102,14 @@ impl Engine {
         })?;
         let version = docker.version().await.map_err(|e| format!("the container engine at {path}: {e}"))?;
         let podman = version.components.unwrap_or_default().iter().any(|c| c.name.contains("Podman"));
-        let engine = Engine { docker, image: image.to_owned(), podman };
+        let profile = crate::provider::local::seccomp::oci_profile().to_string();
+        let (seccomp, profile) = if podman {
+            write_profile(profile_path, &profile).map_err(|e| format!("{}: {e}", profile_path.display()))?;
+            (format!("seccomp={}", profile_path.display()), Some((profile, profile_path.to_owned())))
+        } else {
+            (format!("seccomp={profile}"), None)
+        };
+        let engine = Engine { docker, image: image.to_owned(), podman, seccomp, profile };
         engine.ensure_image().await.map_err(|e| e.to_string())?;
         Ok(engine)
     }
@@ -110,6 +133,12 @@ impl Engine {
 
     /// Creates and starts the machine's container; returns the host pid of its first process.
     pub async fn run(&self, l: Launch<'_>) -> ProviderResult<i32> {
+        if let Some((text, path)) = &self.profile
+            && !path.is_file()
+        {
+            // Something cleared the run directory (an operator, a reboot's tmpfs): put it back.
+            write_profile(path, text)?;
+        }
         let name = container_name(l.id);
         let body = self.body(&l);
         let options = CreateContainerOptionsBuilder::new().name(&name).build();
@@ -163,7 +192,7 @@ impl Engine {
             binds: Some(l.binds.clone()),
             network_mode: Some(format!("ns:{}", l.netns.display())),
             cap_drop: Some(vec!["ALL".into()]),
-            security_opt: Some(vec!["no-new-privileges".into()]),
+            security_opt: Some(vec!["no-new-privileges".into(), self.seccomp.clone()]),
             readonly_rootfs: Some(true),
             // Gone with its machine's processes: nothing of a stopped machine lives in the container.
             auto_remove: Some(true),

@@ -41,8 +41,9 @@ pub struct ContainerConfig {
     pub image: String,
 }
 
-/// Where the supervisor's socket directory is bound inside.
-const SOCKET_DIR: &str = "/run/acs";
+/// Where the supervisor's socket directory is bound inside: root's once the
+/// supervisor has bound its socket there (the agent cannot enter it).
+const SOCKET_DIR: &str = "/opt/acs/ctl";
 
 pub struct ContainerProvider {
     inner: LocalProvider,
@@ -56,7 +57,8 @@ impl ContainerProvider {
         cfg: &ContainerConfig,
         sink: Arc<dyn EgressSink>,
     ) -> Result<ContainerProvider, String> {
-        let engine = Engine::connect(&cfg.socket, &cfg.image).await?;
+        let profile = local.run_dir.join(".bin").join("seccomp.json");
+        let engine = Engine::connect(&cfg.socket, &cfg.image, &profile).await?;
         Ok(ContainerProvider { inner: LocalProvider::with_engine(local, sink, Some(Arc::new(engine)))? })
     }
 }
@@ -164,7 +166,7 @@ mod tests {
         assert!(b.contains(&format!("{run}/etc/passwd:/etc/passwd:ro")));
         assert!(b.contains(&"/opt/tools:/opt/tools:ro".to_owned()));
         assert!(b.contains(&"/run/acs/m/.bin/sandboxd-1:/opt/acs/sandboxd:ro".to_owned()));
-        assert!(b.contains(&format!("{run}/ctl:/run/acs")));
+        assert!(b.contains(&format!("{run}/ctl:/opt/acs/ctl")));
         // Never the host's users, secrets or the server's own directories.
         assert!(!b.iter().any(|s| s.starts_with("/etc/shadow") || s.starts_with("/etc:") || s.starts_with("/root")));
         assert!(!b.iter().any(|s| s.starts_with("/var/acs")));
@@ -172,6 +174,6 @@ mod tests {
         let writable: Vec<_> = b.iter().filter(|s| !s.ends_with(":ro")).collect();
         assert_eq!(writable.len(), 3, "{writable:?}");
         let e = entrypoint(&layout, 60);
-        assert_eq!(e, ["/opt/acs/sandboxd", "--bind", "/run/acs/sandboxd.sock", "--watchdog", "60"]);
+        assert_eq!(e, ["/opt/acs/sandboxd", "--bind", "/opt/acs/ctl/sandboxd.sock", "--watchdog", "60"]);
     }
 }

@@ -572,9 +572,17 @@ impl LocalProvider {
         let mut daemon_seen = false;
         loop {
             // The init's first child is the daemon: nothing else runs in the machine yet.
-            if !daemon_seen && let [(_, inside)] = init_children(pid, uid).as_slice() {
+            if !daemon_seen
+                && let [(_, inside)] = init_children(pid, uid).as_slice()
+                && layout.socket().exists()
+            {
                 let info = serde_json::json!({ "child-pid": pid, "daemon-pid": inside.parse::<u64>().ok() });
                 fs::write(layout.info(), info.to_string())?;
+                // The socket and its directory become root's, as a bwrap machine's are: the agent,
+                // though the daemon's uid, can then neither reach, move nor replace them.
+                for path in [layout.socket(), layout.ctl()] {
+                    std::os::unix::fs::chown(&path, Some(0), Some(0))?;
+                }
                 daemon_seen = true;
             }
             if daemon_seen
@@ -583,7 +591,8 @@ impl LocalProvider {
             {
                 return Ok(peer);
             }
-            if !is_machine_init(pid) {
+            // Not `is_machine_init`: the runtime's own process may not have executed the supervisor yet.
+            if !Path::new(&format!("/proc/{pid}")).exists() {
                 return Err(ProviderError::Host(format!("the machine exited at start: {}", log_tail(&layout.log()))));
             }
             if tokio::time::Instant::now() >= deadline {
