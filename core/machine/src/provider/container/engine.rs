@@ -1,6 +1,7 @@
 //! The container engine behind the `container` provider, through the Docker
-//! Engine API (`bollard`): Docker serves it, and so does Podman's
-//! compatible service (`podman system service`).
+//! Engine API (`bollard`) as Podman's compatible service (`podman system
+//! service`) serves it. Docker serves the API too, but not the `ns:`
+//! network mode that puts a container in the machine's namespace.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -91,13 +92,13 @@ impl Engine {
         let docker = Docker::connect_with_unix(path, API_TIMEOUT, &API_VERSION).map_err(|e| {
             format!(
                 "the container provider cannot reach a container engine at {path} ({e}): start one (as root: \
-                 `podman system service --time=0 unix://{path}`, or Docker), or set container.socket"
+                 `podman system service --time=0 unix://{path}`, or scripts/container-engine), or set container.socket"
             )
         })?;
         docker.ping().await.map_err(|e| {
             format!(
                 "the container engine at {path} does not answer ({e}): start it (as root: `podman system service \
-                 --time=0 unix://{path}`, or Docker), or set container.socket"
+                 --time=0 unix://{path}`, or scripts/container-engine), or set container.socket"
             )
         })?;
         let version = docker.version().await.map_err(|e| format!("the container engine at {path}: {e}"))?;

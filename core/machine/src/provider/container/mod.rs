@@ -1,5 +1,5 @@
 //! The `container` provider: each machine is a container of a Docker
-//! Engine API engine (Docker, or Podman's compatible service).
+//! Engine API engine (Podman's compatible service).
 //!
 //! Only the machine's processes differ from the `local` provider: the disk
 //! (`local::disk`), checkpoints, the per-machine host uid, the network
