@@ -41,19 +41,16 @@ pub struct Launch<'a> {
     /// The machine's network namespace (`/run/netns/<name>`), made by the provider.
     pub netns: &'a Path,
     pub workdir: &'a str,
-    /// Where Podman writes the container's output (the `local` machine's log file).
+    /// Where the container's output goes (the `local` machine's log file).
     pub log: &'a Path,
 }
 
 pub struct Engine {
     docker: Docker,
     image: String,
-    /// Podman can write a container's output to a file of ours, which outlives the container.
-    podman: bool,
-    /// The machines' seccomp profile (`local::seccomp`), as the API takes it.
-    seccomp: String,
-    /// Podman's copy of the profile: its text and where it lives.
-    profile: Option<(String, PathBuf)>,
+    /// The machines' seccomp profile (`local::seccomp`), which Podman reads from this path.
+    profile: PathBuf,
+    profile_text: String,
 }
 
 fn api(what: &str, e: ApiError) -> ProviderError {
@@ -85,8 +82,7 @@ pub fn container_name(id: Uuid) -> String {
 impl Engine {
     /// Connects to the engine at `socket` and makes sure it has `image`
     /// (importing the built-in one when missing).
-    /// Podman reads a profile from a host path (`profile_path`, written
-    /// here), Docker takes its text.
+    /// Writes the machines' seccomp profile at `profile_path`.
     pub async fn connect(socket: &Path, image: &str, profile_path: &Path) -> Result<Engine, String> {
         let path = socket.to_str().ok_or_else(|| format!("container.socket {}: not UTF-8", socket.display()))?;
         let docker = Docker::connect_with_unix(path, API_TIMEOUT, &API_VERSION).map_err(|e| {
@@ -102,15 +98,17 @@ impl Engine {
             )
         })?;
         let version = docker.version().await.map_err(|e| format!("the container engine at {path}: {e}"))?;
-        let podman = version.components.unwrap_or_default().iter().any(|c| c.name.contains("Podman"));
-        let profile = crate::provider::local::seccomp::oci_profile().to_string();
-        let (seccomp, profile) = if podman {
-            write_profile(profile_path, &profile).map_err(|e| format!("{}: {e}", profile_path.display()))?;
-            (format!("seccomp={}", profile_path.display()), Some((profile, profile_path.to_owned())))
-        } else {
-            (format!("seccomp={profile}"), None)
-        };
-        let engine = Engine { docker, image: image.to_owned(), podman, seccomp, profile };
+        // Docker serves the API but has no `ns:` network mode (the machine's namespace) and
+        // takes a seccomp profile's text where Podman reads a path: refused, not half run.
+        if !version.components.unwrap_or_default().iter().any(|c| c.name.contains("Podman")) {
+            return Err(format!(
+                "the container engine at {path} is not Podman: the container provider joins each machine's \
+                 network namespace by path, which only Podman's service does (docs/sandboxes.md)"
+            ));
+        }
+        let profile_text = crate::provider::local::seccomp::oci_profile().to_string();
+        write_profile(profile_path, &profile_text).map_err(|e| format!("{}: {e}", profile_path.display()))?;
+        let engine = Engine { docker, image: image.to_owned(), profile: profile_path.to_owned(), profile_text };
         engine.ensure_image().await.map_err(|e| e.to_string())?;
         Ok(engine)
     }
@@ -134,11 +132,9 @@ impl Engine {
 
     /// Creates and starts the machine's container; returns the host pid of its first process.
     pub async fn run(&self, l: Launch<'_>) -> ProviderResult<i32> {
-        if let Some((text, path)) = &self.profile
-            && !path.is_file()
-        {
+        if !self.profile.is_file() {
             // Something cleared the run directory (an operator, a reboot's tmpfs): put it back.
-            write_profile(path, text)?;
+            write_profile(&self.profile, &self.profile_text)?;
         }
         let name = container_name(l.id);
         let body = self.body(&l);
@@ -193,11 +189,12 @@ impl Engine {
             binds: Some(l.binds.clone()),
             network_mode: Some(format!("ns:{}", l.netns.display())),
             cap_drop: Some(vec!["ALL".into()]),
-            security_opt: Some(vec!["no-new-privileges".into(), self.seccomp.clone()]),
+            security_opt: Some(vec!["no-new-privileges".into(), format!("seccomp={}", self.profile.display())]),
             readonly_rootfs: Some(true),
             // Gone with its machine's processes: nothing of a stopped machine lives in the container.
             auto_remove: Some(true),
-            log_config: self.podman.then(|| HostConfigLogConfig {
+            // The machine's log file, as bwrap's: it outlives the container.
+            log_config: Some(HostConfigLogConfig {
                 typ: Some("k8s-file".into()),
                 config: Some(HashMap::from([("path".to_owned(), l.log.display().to_string())])),
             }),
