@@ -209,7 +209,7 @@ pub struct SandboxConfig {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ContainerConfig {
-    /// The container engine's Docker Engine API socket (Docker, or `podman system service`).
+    /// The Docker Engine API socket of Podman's service (`podman system service`).
     pub socket: String,
     /// The machine image; imported into the engine when it lacks it (docs/sandboxes.md).
     pub image: String,
