@@ -16,6 +16,9 @@
 //! start, ACP handshake, model request, reply); then a second prompt on the
 //! awake conversation, timed the same way; then the PSS of the agent's
 //! process tree in the machine (everything under the machine's supervisor).
+//! Then the server restarts with a warm pool of one machine per runtime
+//! (docs/scale.md, "Warm pools") and each runtime's new conversation is
+//! timed again, claiming a machine whose agent waits started.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -25,7 +28,7 @@ use uuid::Uuid;
 
 #[path = "util/mod.rs"]
 mod util;
-use util::{bench_account, env_or, machine_pss_kib, percentile, pss_kib, start_server};
+use util::{bench_account, env_or, machine_pss_kib, percentile, pss_kib, purge, start_server};
 
 use acs_testkit::fake_model;
 
@@ -80,6 +83,20 @@ struct Row {
     warm_first: Vec<f64>,
     warm_done: Vec<f64>,
     pss_mb: Vec<f64>,
+    pooled_first: Vec<f64>,
+    pooled_done: Vec<f64>,
+}
+
+/// Waits until the pool `name` holds a claimable machine.
+async fn pool_warm(state: &acs::core::AppState, name: &str) {
+    for _ in 0..1200 {
+        let here = acs::core::sandboxes::store::pooled_here(&state.db, state.events.server()).await.unwrap();
+        if here.iter().any(|m| m.pool == name && !m.building) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("pool {name} never warmed");
 }
 
 #[tokio::main(flavor = "multi_thread")]
@@ -98,27 +115,23 @@ async fn main() {
     let dir = std::env::temp_dir().join(format!("acs-bench-runtimes-{}", Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).unwrap();
     let db_url = format!("sqlite://{}", dir.join("acs.db").display());
-    let running = start_server(
-        &db_url,
-        &dir,
-        &[
-            ("sandbox.ro_binds", json!([format!("{}:{AGENT}", agent_bin.display())])),
-            ("sandbox.blocked_cidrs", json!([])),
-            ("runtimes.dir", json!(runtimes_dir.display().to_string())),
-            ("inference.base_urls.anthropic", json!(base_url)),
-            ("inference.base_urls.openai", json!(format!("{base_url}/v1"))),
-            ("inference.base_urls.google", json!(base_url)),
-            ("inference.platform.anthropic_api_key", json!("sk-ant-bench")),
-            ("inference.platform.openai_api_key", json!("sk-bench")),
-            ("inference.platform.gemini_api_key", json!("bench-gemini-key")),
-        ],
-    )
-    .await;
+    let settings = vec![
+        ("sandbox.ro_binds", json!([format!("{}:{AGENT}", agent_bin.display())])),
+        ("sandbox.blocked_cidrs", json!([])),
+        ("runtimes.dir", json!(runtimes_dir.display().to_string())),
+        ("inference.base_urls.anthropic", json!(base_url)),
+        ("inference.base_urls.openai", json!(format!("{base_url}/v1"))),
+        ("inference.base_urls.google", json!(base_url)),
+        ("inference.platform.anthropic_api_key", json!("sk-ant-bench")),
+        ("inference.platform.openai_api_key", json!("sk-bench")),
+        ("inference.platform.gemini_api_key", json!("bench-gemini-key")),
+    ];
+    let running = start_server(&db_url, &dir, &settings).await;
     let sandbox_cfg = &running.state.config().sandbox;
     let (lease_dir, run_dir) = (sandbox_cfg.lease_dir.clone(), sandbox_cfg.run_dir.clone());
     let base = format!("http://{}", running.addr);
     let http = reqwest::Client::new();
-    let (_, key) = bench_account(&http, &base).await;
+    let (account_id, key) = bench_account(&http, &base).await;
     let post = |path: String, body: Value| http.post(format!("{base}{path}")).bearer_auth(&key).json(&body).send();
     let mut stream = http.get(format!("{base}/api/events/stream")).bearer_auth(&key).send().await.unwrap();
     let mut buf = String::new();
@@ -131,13 +144,23 @@ async fn main() {
         ("opencode", json!({"runtime": "opencode", "model": "anthropic/claude-sonnet-4-5"}), "Say hello."),
     ];
     let mut rows = Vec::new();
-    for (name, spec, prompt) in kinds {
+    let mut agent_ids = Vec::new();
+    for (name, spec, prompt) in kinds.clone() {
         let mut body = json!({"name": name});
         body.as_object_mut().unwrap().extend(spec.as_object().unwrap().clone());
         let agent: Value = post("/api/agents".into(), body).await.unwrap().json().await.unwrap();
         let agent_id = agent["data"]["id"].as_str().expect("agent created").to_owned();
-        let mut row =
-            Row { name, cold_first: vec![], cold_done: vec![], warm_first: vec![], warm_done: vec![], pss_mb: vec![] };
+        agent_ids.push(agent_id.clone());
+        let mut row = Row {
+            name,
+            cold_first: vec![],
+            cold_done: vec![],
+            warm_first: vec![],
+            warm_done: vec![],
+            pss_mb: vec![],
+            pooled_first: vec![],
+            pooled_done: vec![],
+        };
         for _ in 0..runs {
             let t = Instant::now();
             let c: Value = post("/api/conversations".into(), json!({"agent_id": agent_id, "prompt": prompt}))
@@ -164,31 +187,64 @@ async fn main() {
         rows.push(row);
     }
 
+    drop(stream);
+    running.shutdown().await.unwrap();
+
+    // The same new conversations, each claiming from a warm pool of one machine per runtime.
+    let pools: Vec<Value> = agent_ids
+        .iter()
+        .enumerate()
+        .map(|(i, a)| json!({"name": format!("r{i}"), "account_id": account_id, "agent_id": a, "size": 1}))
+        .collect();
+    let mut settings = settings;
+    settings.push(("sandbox.warm_pools", json!(pools)));
+    let running = start_server(&db_url, &dir, &settings).await;
+    let base = format!("http://{}", running.addr);
+    let post = |path: String, body: Value| http.post(format!("{base}{path}")).bearer_auth(&key).json(&body).send();
+    let mut stream = http.get(format!("{base}/api/events/stream")).bearer_auth(&key).send().await.unwrap();
+    let mut buf = String::new();
+    for (i, (_, _, prompt)) in kinds.iter().enumerate() {
+        for _ in 0..runs {
+            pool_warm(&running.state, &format!("r{i}")).await;
+            let t = Instant::now();
+            let c: Value = post("/api/conversations".into(), json!({"agent_id": agent_ids[i], "prompt": prompt}))
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            let id = c["data"]["id"].as_str().expect("conversation created").to_owned();
+            let (first, done) = turn_times(&mut stream, &mut buf, &id).await;
+            rows[i].pooled_first.push(first.duration_since(t).as_secs_f64() * 1000.0);
+            rows[i].pooled_done.push(done.duration_since(t).as_secs_f64() * 1000.0);
+            post(format!("/api/conversations/{id}/terminate"), json!({})).await.unwrap();
+        }
+    }
+
     println!(
-        "| runtime ({runs} runs each, median) | new machine: first output | turn done | added over scripted | awake: first output | turn done | added over scripted | agent PSS |"
+        "| runtime ({runs} runs each, median) | new machine: first output | turn done | added over scripted | awake: first output | turn done | added over scripted | warm pool: first output | turn done | added over scripted (goal ≤ 300 ms) | agent PSS |"
     );
-    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
-    let (base_cold, base_warm) =
-        (percentile(&mut rows[0].cold_done.clone(), 0.5), percentile(&mut rows[0].warm_done.clone(), 0.5));
-    for row in &mut rows {
-        let cold_done = percentile(&mut row.cold_done, 0.5);
-        let warm_done = percentile(&mut row.warm_done, 0.5);
+    println!("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    let median = |v: &[f64]| percentile(&mut v.to_vec(), 0.5);
+    let (base_cold, base_warm, base_pooled) =
+        (median(&rows[0].cold_done), median(&rows[0].warm_done), median(&rows[0].pooled_done));
+    for row in &rows {
+        let (cold_done, warm_done, pooled_done) =
+            (median(&row.cold_done), median(&row.warm_done), median(&row.pooled_done));
+        let added = pooled_done - base_pooled;
         println!(
-            "| {} | {:.0} ms | {cold_done:.0} ms | {:+.0} ms | {:.0} ms | {warm_done:.0} ms | {:+.0} ms | {:.0} MB |",
+            "| {} | {:.0} ms | {cold_done:.0} ms | {:+.0} ms | {:.0} ms | {warm_done:.0} ms | {:+.0} ms | {:.0} ms | {pooled_done:.0} ms | {added:+.0} ms{} | {:.0} MB |",
             row.name,
-            percentile(&mut row.cold_first, 0.5),
+            median(&row.cold_first),
             cold_done - base_cold,
-            percentile(&mut row.warm_first, 0.5),
+            median(&row.warm_first),
             warm_done - base_warm,
-            percentile(&mut row.pss_mb, 0.5),
+            median(&row.pooled_first),
+            if added <= 300.0 { "" } else { " (missed)" },
+            median(&row.pss_mb),
         );
     }
 
     running.shutdown().await.unwrap();
-    acs::core::provider::local::purge_blocking(
-        &dir.join("sandboxes/machines"),
-        std::path::Path::new(&run_dir),
-        std::path::Path::new(&lease_dir),
-    );
-    let _ = std::fs::remove_dir_all(&dir);
+    purge(&dir, &run_dir, &lease_dir);
 }

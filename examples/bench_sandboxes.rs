@@ -15,49 +15,15 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use acs::core::agents::get_agent;
-use acs::core::sandboxes::model::{ApiAccess, SandboxState};
-use acs::core::sandboxes::{self, LaunchRequest, service::service, store};
+use acs::core::sandboxes::{self, service::service};
 use serde_json::{Value, json};
 use uuid::Uuid;
 
 #[path = "util/mod.rs"]
 mod util;
-use util::{bench_account, env_or, machine_pss_kib, percentile, start_server};
-
-fn bare_bwrap(runs: usize) -> Vec<f64> {
-    let args = [
-        "--unshare-all",
-        "--die-with-parent",
-        "--ro-bind",
-        "/usr",
-        "/usr",
-        "--symlink",
-        "usr/bin",
-        "/bin",
-        "--symlink",
-        "usr/lib",
-        "/lib",
-        "--symlink",
-        "usr/lib64",
-        "/lib64",
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
-        "--tmpfs",
-        "/tmp",
-        "/bin/true",
-    ];
-    (0..runs + 3)
-        .map(|_| {
-            let t = Instant::now();
-            let ok = std::process::Command::new("bwrap").args(args).status().expect("bwrap").success();
-            assert!(ok);
-            t.elapsed().as_secs_f64() * 1000.0
-        })
-        .skip(3)
-        .collect()
-}
+use util::{
+    bare_bwrap, bench_account, env_or, launch_request, machine_pss_kib, percentile, purge, ready, start_server,
+};
 
 /// `git status` over a tree of `files` files in bwrap, with and without the
 /// machines' seccomp filter, alternating: (with, without) wall times in ms.
@@ -137,17 +103,6 @@ fn tempfile_with(bytes: &[u8]) -> std::fs::File {
     f
 }
 
-async fn ready(state: &acs::core::AppState, id: Uuid) {
-    loop {
-        let row = store::get(&state.db, id).await.unwrap().unwrap();
-        match row.status {
-            SandboxState::Ready => return,
-            SandboxState::Failed => panic!("sandbox failed: {:?}", row.error),
-            _ => tokio::time::sleep(Duration::from_micros(500)).await,
-        }
-    }
-}
-
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
     let runs = env_or("BENCH_SANDBOX_RUNS", 20);
@@ -179,16 +134,7 @@ async fn main() {
     }
     let eph = get_agent(&state, account_id, agent_ids[0]).await.unwrap();
     let home = get_agent(&state, account_id, agent_ids[1]).await.unwrap();
-    let request = |agent: &acs::core::agents::Agent| LaunchRequest {
-        account_id,
-        agent: agent.clone(),
-        environment_id: None,
-        vault_id: None,
-        mode: None,
-        machine_name: None,
-        api_access: ApiAccess::Owner,
-        conversation_id: None,
-    };
+    let request = |agent: &acs::core::agents::Agent| launch_request(account_id, agent);
     let svc = service(&state).unwrap();
 
     // 1. create-to-ready against bare bwrap.
@@ -294,10 +240,5 @@ async fn main() {
     );
 
     running.shutdown().await.unwrap();
-    acs::core::provider::local::purge_blocking(
-        &dir.join("sandboxes/machines"),
-        std::path::Path::new(&run_dir),
-        std::path::Path::new(&lease_dir),
-    );
-    let _ = std::fs::remove_dir_all(&dir);
+    purge(&dir, &run_dir, &lease_dir);
 }

@@ -18,57 +18,7 @@ use uuid::Uuid;
 
 #[path = "util/mod.rs"]
 mod util;
-use util::{bench_account, env_or, percentile, start_server};
-
-/// Reads SSE frames until an output event of `conversation`; returns when it arrived.
-async fn first_output(stream: &mut reqwest::Response, buf: &mut String, conversation: &str) -> Instant {
-    loop {
-        let (of, at) = next_output(stream, buf).await;
-        if of == conversation {
-            return at;
-        }
-    }
-}
-
-/// Reads SSE frames until any conversation's output event: which, and when.
-async fn next_output(stream: &mut reqwest::Response, buf: &mut String) -> (String, Instant) {
-    loop {
-        while let Some(end) = buf.find("\n\n") {
-            let frame: String = buf.drain(..end + 2).collect();
-            let data: String = frame.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).collect();
-            if let Ok(v) = serde_json::from_str::<Value>(&data)
-                && v["kind"] == "output"
-                && let Some(c) = v["conversation_id"].as_str()
-            {
-                return (c.to_owned(), Instant::now());
-            }
-        }
-        let chunk = tokio::time::timeout(Duration::from_secs(60), stream.chunk()).await.expect("an event in 60 s");
-        buf.push_str(&String::from_utf8_lossy(&chunk.unwrap().expect("stream open")));
-    }
-}
-
-/// Processes named one of `comms` and their PSS summed (KiB).
-fn pss_of(comms: &[&str]) -> (usize, u64) {
-    let mut n = 0;
-    let mut kib = 0;
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
-        let Ok(name) = std::fs::read_to_string(format!("/proc/{pid}/comm")) else { continue };
-        if !comms.contains(&name.trim()) {
-            continue;
-        }
-        let Ok(smaps) = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")) else { continue };
-        n += 1;
-        kib += smaps
-            .lines()
-            .find(|l| l.starts_with("Pss:"))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(0);
-    }
-    (n, kib)
-}
+use util::{bench_account, burst_of_creates, env_or, first_output, percentile, pss_of, purge, start_server};
 
 fn self_rss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -192,36 +142,8 @@ async fn main() {
 
     // 4. a burst: every create sent at once; each one's first output, from the burst's start.
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let started = Instant::now();
-    let mut creates = tokio::task::JoinSet::new();
-    for _ in 0..burst {
-        let req = http
-            .post(format!("{base}/api/conversations"))
-            .bearer_auth(&key)
-            .json(&json!({"agent_id": agent_id, "prompt": "say: hi"}));
-        creates.spawn(async move { req.send().await.map(|r| r.status()) });
-    }
-    // The stream is read while the answers come, as a client would.
-    let mut refused = 0;
-    let mut pending = burst;
-    let mut created_s = 0.0;
-    let mut firsts: std::collections::HashMap<String, f64> = Default::default();
-    while firsts.len() < burst - refused {
-        tokio::select! {
-            Some(r) = creates.join_next(), if pending > 0 => {
-                pending -= 1;
-                if !matches!(r, Ok(Ok(s)) if s == 201) {
-                    refused += 1;
-                }
-                if pending == 0 {
-                    created_s = started.elapsed().as_secs_f64();
-                }
-            }
-            (conversation, at) = next_output(&mut stream, &mut buf) => {
-                firsts.entry(conversation).or_insert_with(|| at.duration_since(started).as_secs_f64() * 1000.0);
-            }
-        }
-    }
+    let burst_of = burst_of_creates(&http, (&base, &key), &agent_id, burst, (&mut stream, &mut buf)).await;
+    let (firsts, refused, created_s) = (burst_of.firsts, burst_of.refused, burst_of.answered_s);
     let mut bursts: Vec<f64> = firsts.values().copied().collect();
     let burst_ids: Vec<String> = firsts.into_keys().collect();
     for id in &burst_ids {
@@ -251,10 +173,5 @@ async fn main() {
     );
 
     running.shutdown().await.unwrap();
-    acs::core::provider::local::purge_blocking(
-        &dir.join("sandboxes/machines"),
-        std::path::Path::new(&run_dir),
-        std::path::Path::new(&lease_dir),
-    );
-    let _ = std::fs::remove_dir_all(&dir);
+    purge(&dir, &run_dir, &lease_dir);
 }

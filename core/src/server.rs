@@ -270,7 +270,9 @@ pub async fn build(loaded: Loaded) -> Result<App, BoxError> {
 }
 
 async fn metrics_text(State(state): State<AppState>) -> Response {
-    let mut res = state.metrics.render().into_response();
+    let mut text = state.metrics.render();
+    text.push_str(&crate::sandboxes::pool::metrics(&state).await);
+    let mut res = text.into_response();
     res.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"));
     res
 }
@@ -309,6 +311,7 @@ pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, Box
     let app = build(loaded).await?;
     let state = app.state.clone();
     let addr = listener.local_addr()?;
+    state.put_any(Arc::new(crate::conversations::engine::warm_hooks()));
     state.put_any(Arc::new(crate::sandboxes::service::MachineObserver {
         ready: |state, id| Box::pin(crate::conversations::engine::machine_ready(state, id)),
         failed: |state, id| Box::pin(crate::conversations::engine::machine_failed(state, id)),

@@ -162,3 +162,174 @@ where
     }
     results
 }
+
+/// Reads SSE frames until an output event of `conversation`; returns when it arrived.
+pub async fn first_output(stream: &mut reqwest::Response, buf: &mut String, conversation: &str) -> std::time::Instant {
+    loop {
+        let (of, at) = next_output(stream, buf).await;
+        if of == conversation {
+            return at;
+        }
+    }
+}
+
+/// Reads SSE frames until any conversation's output event: which, and when.
+pub async fn next_output(stream: &mut reqwest::Response, buf: &mut String) -> (String, std::time::Instant) {
+    loop {
+        while let Some(end) = buf.find("\n\n") {
+            let frame: String = buf.drain(..end + 2).collect();
+            let data: String = frame.lines().filter_map(|l| l.strip_prefix("data:")).map(str::trim).collect();
+            if let Ok(v) = serde_json::from_str::<serde_json::Value>(&data)
+                && v["kind"] == "output"
+                && let Some(c) = v["conversation_id"].as_str()
+            {
+                return (c.to_owned(), std::time::Instant::now());
+            }
+        }
+        let chunk =
+            tokio::time::timeout(std::time::Duration::from_secs(60), stream.chunk()).await.expect("an event in 60 s");
+        buf.push_str(&String::from_utf8_lossy(&chunk.unwrap().expect("stream open")));
+    }
+}
+
+/// Wall times (ms) of a bare `bwrap --unshare-all ... /bin/true`, `runs` after 3 discarded.
+pub fn bare_bwrap(runs: usize) -> Vec<f64> {
+    let args = [
+        "--unshare-all",
+        "--die-with-parent",
+        "--ro-bind",
+        "/usr",
+        "/usr",
+        "--symlink",
+        "usr/bin",
+        "/bin",
+        "--symlink",
+        "usr/lib",
+        "/lib",
+        "--symlink",
+        "usr/lib64",
+        "/lib64",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
+        "/bin/true",
+    ];
+    (0..runs + 3)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            let ok = std::process::Command::new("bwrap").args(args).status().expect("bwrap").success();
+            assert!(ok);
+            t.elapsed().as_secs_f64() * 1000.0
+        })
+        .skip(3)
+        .collect()
+}
+
+/// Waits until the sandbox is `ready` (panics when it failed).
+pub async fn ready(state: &acs::core::AppState, id: uuid::Uuid) {
+    loop {
+        let row = acs::core::sandboxes::store::get(&state.db, id).await.unwrap().unwrap();
+        match row.status {
+            acs::core::sandboxes::model::SandboxState::Ready => return,
+            acs::core::sandboxes::model::SandboxState::Failed => panic!("sandbox failed: {:?}", row.error),
+            _ => tokio::time::sleep(std::time::Duration::from_micros(500)).await,
+        }
+    }
+}
+
+/// Processes named one of `comms` and their PSS summed (KiB).
+pub fn pss_of(comms: &[&str]) -> (usize, u64) {
+    let mut n = 0;
+    let mut kib = 0;
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let Ok(name) = std::fs::read_to_string(format!("/proc/{pid}/comm")) else { continue };
+        if !comms.contains(&name.trim()) {
+            continue;
+        }
+        let Ok(smaps) = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")) else { continue };
+        n += 1;
+        kib += smaps
+            .lines()
+            .find(|l| l.starts_with("Pss:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    (n, kib)
+}
+
+/// A launch of a fresh ephemeral machine for `agent`, with the callback key.
+pub fn launch_request(account_id: uuid::Uuid, agent: &acs::core::agents::Agent) -> acs::core::sandboxes::LaunchRequest {
+    acs::core::sandboxes::LaunchRequest {
+        account_id,
+        agent: agent.clone(),
+        environment_id: None,
+        vault_id: None,
+        mode: None,
+        machine_name: None,
+        api_access: acs::core::sandboxes::model::ApiAccess::Owner,
+        conversation_id: None,
+    }
+}
+
+/// What a burst of conversation creates came to.
+pub struct Burst {
+    /// Each created conversation's first output, ms from the burst's start.
+    pub firsts: std::collections::HashMap<String, f64>,
+    pub refused: usize,
+    /// When the last create was answered, s from the burst's start.
+    pub answered_s: f64,
+}
+
+/// `n` `POST /api/conversations` of `agent_id` with a prompt, all sent at once; the
+/// all-conversations `stream` is read while the answers come, as a client would.
+pub async fn burst_of_creates(
+    http: &reqwest::Client,
+    (base, key): (&str, &str),
+    agent_id: &str,
+    n: usize,
+    (stream, buf): (&mut reqwest::Response, &mut String),
+) -> Burst {
+    let started = std::time::Instant::now();
+    let mut creates = tokio::task::JoinSet::new();
+    for i in 0..n {
+        let req = http
+            .post(format!("{base}/api/conversations"))
+            .bearer_auth(key)
+            .json(&serde_json::json!({"agent_id": agent_id, "prompt": format!("say: n{i}")}));
+        creates.spawn(async move { req.send().await.map(|r| r.status()) });
+    }
+    let (mut refused, mut pending, mut answered_s) = (0, n, 0.0);
+    let mut firsts = std::collections::HashMap::new();
+    while firsts.len() < n - refused {
+        tokio::select! {
+            Some(r) = creates.join_next(), if pending > 0 => {
+                pending -= 1;
+                if !matches!(r, Ok(Ok(s)) if s == 201) {
+                    refused += 1;
+                }
+                if pending == 0 {
+                    answered_s = started.elapsed().as_secs_f64();
+                }
+            }
+            (conversation, at) = next_output(stream, buf) => {
+                firsts.entry(conversation).or_insert_with(|| at.duration_since(started).as_secs_f64() * 1000.0);
+            }
+        }
+    }
+    Burst { firsts, refused, answered_s }
+}
+
+/// Removes what a benchmark's server left: its machines (they outlive servers), then its directory.
+pub fn purge(dir: &std::path::Path, run_dir: &str, lease_dir: &str) {
+    acs::core::provider::local::purge_blocking(
+        &dir.join("sandboxes/machines"),
+        std::path::Path::new(run_dir),
+        std::path::Path::new(lease_dir),
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

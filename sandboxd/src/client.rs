@@ -300,6 +300,14 @@ impl Client {
         }
     }
 
+    /// Gives a kept process a new name.
+    pub async fn rename(&self, from: &str, to: &str) -> Result<(), Error> {
+        match self.call(&Request::Rename { from: from.to_owned(), to: to.to_owned() }).await? {
+            Reply::Ok => Ok(()),
+            other => Err(unexpected(&other)),
+        }
+    }
+
     pub async fn read_file(&self, path: &str, max_bytes: u64) -> Result<FileRead, Error> {
         match self.call(&Request::ReadFile { path: path.to_owned(), max_bytes }).await? {
             Reply::File(file) => Ok(file),

@@ -67,9 +67,26 @@ impl Registry {
             .ok_or_else(|| RemoteError::new(ErrorCode::NotFound, format!("no process named {name}")))
     }
 
+    /// Moves a kept process to a new name; a finished one of that name is replaced.
+    pub(crate) fn rename(&self, from: &str, to: &str) -> Result<(), RemoteError> {
+        if to.is_empty() {
+            return Err(RemoteError::new(ErrorCode::BadRequest, "name is empty"));
+        }
+        let mut procs = lock(&self.procs);
+        if from != to && procs.get(to).is_some_and(|p| p.running()) {
+            return Err(RemoteError::new(ErrorCode::Exists, format!("process {to} is running")));
+        }
+        let kept = procs
+            .remove(from)
+            .ok_or_else(|| RemoteError::new(ErrorCode::NotFound, format!("no process named {from}")))?;
+        eprintln!("sandboxd: {from} (pid {}) renamed {to}", kept.pid);
+        procs.insert(to.to_owned(), kept);
+        Ok(())
+    }
+
     /// Every kept process, by name.
     pub(crate) fn list(&self) -> Vec<ProcessInfo> {
-        let mut all: Vec<_> = lock(&self.procs).values().map(|p| p.info()).collect();
+        let mut all: Vec<_> = lock(&self.procs).iter().map(|(name, p)| p.info(name)).collect();
         all.sort_by(|a, b| a.name.cmp(&b.name));
         all
     }
@@ -94,6 +111,7 @@ impl Registry {
 }
 
 pub(crate) struct Kept {
+    /// The name it was spawned under (for the log; the registry's key is its name now).
     pub(crate) name: String,
     pub(crate) pid: u32,
     state: Mutex<State>,
@@ -131,11 +149,11 @@ impl Kept {
         self.state().status.is_none()
     }
 
-    pub(crate) fn info(&self) -> ProcessInfo {
+    pub(crate) fn info(&self, name: &str) -> ProcessInfo {
         let state = self.state();
         let (code, signal) = state.status.unwrap_or_default();
         ProcessInfo {
-            name: self.name.clone(),
+            name: name.to_owned(),
             pid: self.pid,
             running: state.status.is_none(),
             code,

@@ -39,6 +39,12 @@ pub enum Request {
         path: String,
         max_bytes: u64,
     },
+    /// Gives a kept process a new name (an agent started ahead, handed to the
+    /// conversation that takes it); `exists` when a running one has that name.
+    Rename {
+        from: String,
+        to: String,
+    },
     Shutdown,
 }
 

@@ -215,6 +215,10 @@ async fn dispatch(
             daemon.kept.get(&name)?.signal(signal)?;
             Reply::Ok
         }
+        Request::Rename { from, to } => {
+            daemon.kept.rename(&from, &to)?;
+            Reply::Ok
+        }
         Request::ReadFile { path, max_bytes } => {
             // Off the runtime thread: a slow filesystem must not stall every other connection.
             let read = tokio::task::spawn_blocking(move || files::read_file(&path, max_bytes)).await;

@@ -34,6 +34,7 @@ mod limits;
 mod migrations;
 mod oauth;
 mod permissions;
+mod pools;
 mod queue;
 mod reapply;
 mod receiver;

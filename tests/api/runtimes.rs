@@ -353,3 +353,55 @@ async fn the_runtimes_reach_the_model_through_the_broker() {
     }
     std::fs::remove_dir_all(&work).ok();
 }
+
+// SQLite only (real runtimes are slow; the database does not matter).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_runtime_takes_the_agent_a_warm_pool_started_for_it() {
+    let Some(mut s) = setup().await else { return };
+    let runtimes = [
+        ("claude", json!({"system_prompt": "Answer like a pirate."})),
+        ("codex", json!({"system_prompt": "Answer like a pirate."})),
+        ("gemini", json!({"system_prompt": "Answer like a pirate."})),
+        ("opencode", json!({"model": "anthropic/claude-sonnet-4-5", "system_prompt": "Answer like a pirate."})),
+    ];
+    let mut agents = Vec::new();
+    for (runtime, extra) in &runtimes {
+        agents.push(agent(&s, runtime, extra.clone()).await);
+    }
+    let pools: Vec<Value> = runtimes
+        .iter()
+        .zip(&agents)
+        .map(|((runtime, _), a)| json!({"name": runtime, "account_id": s.u.id, "agent_id": a, "size": 1}))
+        .collect();
+    s.app.restart_with(&[("sandbox.warm_pools", json!(pools))]).await;
+    let state = s.app.state().clone();
+    let svc = acs::core::sandboxes::service::service(&state).unwrap();
+    // Each pool's machine waits with its runtime started and its session open.
+    let mut waiting = Vec::new();
+    for _ in 0..RUNTIME_TURN_SECONDS * 10 {
+        waiting = acs::core::sandboxes::store::pooled_here(&state.db, state.events.server()).await.unwrap();
+        if waiting.len() == runtimes.len() && waiting.iter().all(|m| !m.building) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(waiting.len() == runtimes.len() && waiting.iter().all(|m| !m.building), "{waiting:?}");
+    for ((runtime, _), a) in runtimes.iter().zip(&agents) {
+        let machine = waiting.iter().find(|m| m.pool == *runtime).unwrap().id;
+        let procs = svc.serving(machine).supervisor(machine).list().await.unwrap();
+        let started = procs.iter().find(|p| p.name == format!("warm-{}", machine.simple()) && p.running);
+        let started = started.unwrap_or_else(|| panic!("{runtime}: no agent waits: {procs:?}")).pid;
+
+        let c = create_conversation(&s.app, &s.u, json!({"agent_id": a, "prompt": "Say hello."})).await;
+        assert_eq!(c["sandbox_id"], json!(machine), "{runtime}: {c}");
+        let conv: Uuid = c["id"].as_str().unwrap().parse().unwrap();
+        let t = finished_turns_within(&s.app, conv, 1, RUNTIME_TURN_SECONDS).await;
+        let transcript = history(&s, conv).await;
+        assert_eq!(t[0].status, "done", "{runtime}: {:?} {transcript}", t[0]);
+        assert!(transcript.contains(REPLY), "{runtime}: {transcript}");
+        // The turn ran on the process started ahead, now the conversation's.
+        let procs = svc.serving(machine).supervisor(machine).list().await.unwrap();
+        let own = procs.iter().find(|p| p.name == format!("conv-{}", conv.simple()));
+        assert_eq!(own.map(|p| (p.pid, p.running)), Some((started, true)), "{runtime}: {procs:?}");
+    }
+}

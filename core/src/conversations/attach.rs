@@ -112,7 +112,8 @@ pub async fn check(
     }
     let sandbox = crate::sandboxes::store::get(&state.db, sandbox_id)
         .await?
-        .filter(|s| s.account_id == account_id)
+        // A machine waiting in a warm pool is taken by a claim, never attached to.
+        .filter(|s| s.account_id == account_id && s.pool.is_none())
         .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, "sandbox_not_found", "No such sandbox."))?;
     check_status(sandbox.status)?;
     let joiner = Joiner {
@@ -316,6 +317,7 @@ mod tests {
             created_at: 0,
             runner_id: None,
             broker_ca_id: None,
+            pool: None,
         }
     }
 

@@ -10,12 +10,15 @@
 //! anywhere once the fleet lock is taken, therefore count one after the
 //! other, on every replica. On SQLite the transaction holds the database's
 //! write lock from its first statement, which serialises them the same way.
+//!
+//! A machine waiting in a warm pool holds a place in the fleet but none of
+//! its account's: it becomes the tenant's when a conversation claims it.
 
 use sqlx::{Any, Transaction};
 use uuid::Uuid;
 
 use crate::config::LimitsConfig;
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiError;
 use crate::refusal::{Capacity, Refusal};
 
 /// The statuses that occupy a place under the ceilings.
@@ -35,20 +38,60 @@ pub fn check(tenant_active: i64, fleet_active: i64, limits: &LimitsConfig) -> Re
     Ok(())
 }
 
-/// Active hosted machines of one account, or of the fleet (`None`).
+/// Which ceilings a start is counted under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// A new machine of the account, or one woken: both.
+    Start,
+    /// A machine built for a warm pool: the fleet's alone.
+    Pool,
+    /// A pooled machine a conversation claims: the tenant's alone (its fleet place is held).
+    Claim,
+}
+
+/// Active hosted machines of one account (its claimed ones), or of the fleet (`None`).
 pub async fn active<'e>(ex: impl sqlx::Executor<'e, Database = Any>, account_id: Option<Uuid>) -> sqlx::Result<i64> {
     let sql = sqlx::AssertSqlSafe(format!(
         "SELECT COUNT(*) FROM sandboxes WHERE status IN ({ACTIVE}) AND provider <> 'runner' \
-         AND ($1 = '' OR account_id = $1)"
+         AND ($1 = '' OR (account_id = $1 AND pool IS NULL))"
     ));
     sqlx::query_scalar(sql).bind(account_id.map(|a| a.to_string()).unwrap_or_default()).fetch_one(ex).await
+}
+
+/// Why a start was not admitted.
+#[derive(Debug)]
+pub enum Reserve {
+    Full(Capacity),
+    Db(sqlx::Error),
+}
+
+impl From<sqlx::Error> for Reserve {
+    fn from(e: sqlx::Error) -> Self {
+        Reserve::Db(e)
+    }
+}
+
+impl From<Reserve> for ApiError {
+    fn from(r: Reserve) -> Self {
+        match r {
+            Reserve::Full(c) => Refusal::Capacity(c).into(),
+            Reserve::Db(e) => e.into(),
+        }
+    }
 }
 
 /// Takes the ceiling locks in `tx` and checks that one more machine of
 /// `account_id` may start. The caller writes the start in the same
 /// transaction and commits; the locks hold until then.
-pub async fn reserve(tx: &mut Transaction<'static, Any>, limits: &LimitsConfig, account_id: Uuid) -> ApiResult<()> {
-    if limits.sandboxes_per_account == 0 && limits.sandboxes_fleet == 0 {
+pub async fn reserve(
+    tx: &mut Transaction<'static, Any>,
+    limits: &LimitsConfig,
+    account_id: Uuid,
+    place: Place,
+) -> Result<(), Reserve> {
+    let tenant_counts = place != Place::Pool && limits.sandboxes_per_account > 0;
+    let fleet_counts = place != Place::Claim && limits.sandboxes_fleet > 0;
+    if !tenant_counts && !fleet_counts {
         return Ok(());
     }
     // Always the account first, then the fleet: one order, no deadlock.
@@ -56,14 +99,14 @@ pub async fn reserve(tx: &mut Transaction<'static, Any>, limits: &LimitsConfig, 
         .bind(account_id.to_string())
         .execute(&mut **tx)
         .await?;
-    let tenant = if limits.sandboxes_per_account > 0 { active(&mut **tx, Some(account_id)).await? } else { 0 };
-    let fleet = if limits.sandboxes_fleet > 0 {
+    let tenant = if tenant_counts { active(&mut **tx, Some(account_id)).await? } else { 0 };
+    let fleet = if fleet_counts {
         sqlx::query("UPDATE capacity_locks SET name = name WHERE name = 'fleet'").execute(&mut **tx).await?;
         active(&mut **tx, None).await?
     } else {
         0
     };
-    check(tenant, fleet, limits).map_err(|c| ApiError::from(Refusal::Capacity(c)))
+    check(tenant, fleet, limits).map_err(Reserve::Full)
 }
 
 #[cfg(test)]

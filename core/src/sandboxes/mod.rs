@@ -9,6 +9,7 @@ pub mod git;
 pub mod host;
 pub mod model;
 pub mod names;
+pub mod pool;
 pub mod provision;
 pub mod reads;
 pub mod redact;
@@ -45,11 +46,12 @@ use crate::provider::{self, MachineState, SandboxProvider};
 use crate::state::AppState;
 use crate::time_fmt::from_micros;
 
-/// The sandbox of `id` if the caller may see it; 404 `sandbox_not_found` otherwise.
+/// The sandbox of `id` if the caller may see it; 404 `sandbox_not_found` otherwise (also
+/// while it waits unclaimed in a warm pool: no one may attach to it or act on it then).
 pub async fn owned(state: &AppState, p: &Principal, id: Uuid) -> ApiResult<SandboxRow> {
     let row = store::get(&state.db, id).await?;
     match row {
-        Some(r) if r.account_id == p.account_id && p.sandbox_id.is_none_or(|s| s == id) => Ok(r),
+        Some(r) if r.account_id == p.account_id && p.sandbox_id.is_none_or(|s| s == id) && r.pool.is_none() => Ok(r),
         _ => Err(ApiError::new(axum::http::StatusCode::NOT_FOUND, "sandbox_not_found", "No such sandbox.")),
     }
 }
@@ -408,8 +410,8 @@ fn check_providers(cfg: &crate::config::SandboxConfig) -> Result<(), String> {
 }
 
 /// Builds the providers (this host's and the runners'), takes over machines
-/// that outlived the last server, and returns the idle sweeper to run as a
-/// worker. Fails with a clear message when the host cannot run sandboxes.
+/// that outlived the last server, and returns the idle sweeper and the warm
+/// pools' keeper to run as a worker. Fails with a clear message when the host cannot run sandboxes.
 pub async fn start(state: &AppState, addr: SocketAddr) -> Result<impl Future<Output = ()> + Send + 'static, String> {
     let cfg = state.config().sandbox.clone();
     let (api_url, api_alias) = api_url(state, addr);
@@ -435,7 +437,10 @@ pub async fn start(state: &AppState, addr: SocketAddr) -> Result<impl Future<Out
         providers.push((name.clone(), Arc::new(Routed { host, remote: remote.clone() }) as Arc<dyn SandboxProvider>));
     }
     state.put_any(Arc::new(Sandboxes::new(providers, api_url, cfg)));
-    Ok(service::idle_sweeper(state.clone()))
+    let (sweeper, pools) = (service::idle_sweeper(state.clone()), pool::worker(state.clone()));
+    Ok(async move {
+        tokio::join!(sweeper, pools);
+    })
 }
 
 #[cfg(test)]

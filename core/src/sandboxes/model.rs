@@ -277,11 +277,13 @@ pub struct SandboxRow {
     pub runner_id: Option<Uuid>,
     /// The broker CA the machine trusts (it started brokered).
     pub broker_ca_id: Option<Uuid>,
+    /// The warm pool the machine waits in, until a conversation claims it.
+    pub pool: Option<String>,
 }
 
 pub const COLUMNS: &str = "id, account_id, machine_name, status, mode, provider, agent_id, environment_id, vault_id, \
     runtime, sandbox_api_access, url, checkpoint_id, checkpoint_at, error, busy, last_resumed_at, created_at, runner_id, \
-    broker_ca_id";
+    broker_ca_id, pool";
 
 impl SandboxRow {
     pub fn from_row(row: &AnyRow) -> Result<SandboxRow, sqlx::Error> {
@@ -309,6 +311,7 @@ impl SandboxRow {
             created_at: row.try_get("created_at")?,
             runner_id: row.opt_uuid("runner_id")?,
             broker_ca_id: row.opt_uuid("broker_ca_id")?,
+            pool: row.try_get("pool")?,
         })
     }
 

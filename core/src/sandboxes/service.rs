@@ -24,7 +24,7 @@ use crate::environments::{self, Environment, NetworkingType};
 use crate::error::{ApiError, ApiResult, Kind};
 use crate::events::{self, StageState};
 use crate::provider::{Limits, MachineSpec, NetworkPolicy, SandboxProvider};
-use crate::refusal::{Building, Refusal, Unavailable};
+use crate::refusal::{Building, Capacity, Refusal, Unavailable};
 use crate::state::AppState;
 use crate::time_fmt::{now_micros, to_micros};
 
@@ -83,6 +83,11 @@ impl Sandboxes {
 
     pub fn all(&self) -> impl Iterator<Item = &dyn SandboxProvider> {
         self.providers.iter().map(|(_, p)| p.as_ref())
+    }
+
+    /// The provider a new machine of an agent naming `provider` (if any) gets.
+    pub fn chosen(&self, provider: Option<MachineProvider>) -> &'static str {
+        self.named(provider.map_or(self.cfg.provider.as_str(), |p| p.as_str())).name()
     }
 
     /// Whether `name` is one of this server's providers.
@@ -200,57 +205,101 @@ pub async fn launch(state: &AppState, req: LaunchRequest) -> ApiResult<SandboxRo
             }
         };
     }
+    // A machine a warm pool keeps for this selection, when one waits (a fresh ephemeral machine
+    // with the callback key is what a pool builds).
+    if runner_id.is_none()
+        && mode == SandboxMode::Ephemeral
+        && req.api_access == ApiAccess::Owner
+        && req.machine_name.is_none()
+        && let Some(row) = super::pool::claim(state, &req, env.as_ref(), vault_id).await?
+    {
+        return Ok(row);
+    }
     let id = Uuid::now_v7();
     let machine_name = names::machine_name(req.account_id, req.machine_name.as_deref(), id)?;
+    let fingerprint = env.as_ref().map(|e| e.build_fingerprint.clone());
     let new = store::NewSandbox {
         id,
         account_id: req.account_id,
         machine_name: &machine_name,
         mode: if mode == SandboxMode::Persistent { "persistent" } else { "ephemeral" },
-        provider: match (runner_id, req.agent.spec.provider) {
-            (Some(_), _) => "runner",
-            (None, Some(chosen)) => svc.named(chosen.as_str()).name(),
-            (None, None) => svc.named(&svc.cfg.provider).name(),
-        },
+        provider: if runner_id.is_some() { "runner" } else { svc.chosen(req.agent.spec.provider) },
         agent_id: req.agent.id,
         environment_id,
         vault_id,
         runtime: req.agent.spec.runtime.as_str(),
         api_access: req.api_access.as_str(),
-        fingerprint: env.as_ref().map(|e| e.build_fingerprint.as_str()),
+        fingerprint: fingerprint.as_deref(),
         runner_id,
+        pool: None,
     };
     // A runner's machines are the user's own: no credits, no place under the ceilings.
-    if runner_id.is_none() {
+    let place = if runner_id.is_none() {
         crate::credits::gate(state, req.account_id).await?;
         // A brokered machine never starts without its broker (spec 6.1 `broker`).
         crate::broker::reachable(state).await?;
+        Some(capacity::Place::Start)
     } else {
         crate::auth::check_active(state, req.account_id).await?;
-    }
-    // The ceilings are counted and the row written in one transaction (see `capacity`).
-    let mut tx = state.db.begin().await?;
-    if runner_id.is_none() {
-        capacity::reserve(&mut tx, &state.config().limits, req.account_id).await?;
-    }
-    if let Err(e) = store::insert(&mut *tx, &new).await {
-        if crate::db::is_unique_violation(&e) {
-            return Err(ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "invalid_machine_name",
-                format!("machine_name `{machine_name}` is already used by another live sandbox"),
-            ));
+        None
+    };
+    start_new(state, &new, place, req.conversation_id, env).await
+}
+
+/// Writes a new machine's row (counted under the ceilings `place` names, in the same
+/// transaction) and builds it in the background. A start refused at the fleet's ceiling
+/// first takes a place back from the warm pools: machines asked for come before spares.
+pub(super) async fn start_new(
+    state: &AppState,
+    new: &store::NewSandbox<'_>,
+    place: Option<capacity::Place>,
+    conversation: Option<Uuid>,
+    env: Option<Environment>,
+) -> ApiResult<SandboxRow> {
+    let mut may_give_back = place == Some(capacity::Place::Start);
+    loop {
+        match write_new(state, new, place).await {
+            Ok(()) => break,
+            Err(capacity::Reserve::Full(c @ Capacity::Fleet { .. })) => {
+                if !(may_give_back && super::pool::give_back_one(state).await) {
+                    return Err(Refusal::Capacity(c).into());
+                }
+                may_give_back = false;
+            }
+            Err(capacity::Reserve::Db(e)) if crate::db::is_unique_violation(&e) => {
+                return Err(ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "invalid_machine_name",
+                    format!("machine_name `{}` is already used by another live sandbox", new.machine_name),
+                ));
+            }
+            Err(e) => return Err(e.into()),
         }
-        return Err(e.into());
     }
-    crate::replicas::store::own_machine(&mut *tx, id, state.events.server()).await?;
-    crate::credits::meter::started(state, &mut tx, id).await?;
-    tx.commit().await?;
-    let row = store::get(&state.db, id).await?.ok_or_else(ApiError::internal)?;
+    let row = store::get(&state.db, new.id).await?.ok_or_else(ApiError::internal)?;
     let st = state.clone();
-    let conversation = req.conversation_id;
+    let id = new.id;
     tokio::spawn(async move { provision_new(&st, id, conversation, env).await });
     Ok(row)
+}
+
+async fn write_new(
+    state: &AppState,
+    new: &store::NewSandbox<'_>,
+    place: Option<capacity::Place>,
+) -> Result<(), capacity::Reserve> {
+    let mut tx = state.db.begin().await?;
+    if let Some(place) = place {
+        capacity::reserve(&mut tx, &state.config().limits, new.account_id, place).await?;
+    }
+    store::insert(&mut *tx, new).await?;
+    crate::replicas::store::own_machine(&mut *tx, new.id, state.events.server()).await?;
+    // A pooled machine is metered from its claim: until then it is the operator's spare.
+    if place != Some(capacity::Place::Pool) {
+        crate::credits::meter::started(state, &mut tx, new.id).await?;
+    }
+    tx.commit().await?;
+    Ok(())
 }
 
 /// Everything a machine's environment holds, secrets included, and the
@@ -419,6 +468,10 @@ async fn finish_start(
             if let Some(observer) = state.get::<MachineObserver>() {
                 (observer.ready)(state, row.id).await;
             }
+            if row.pool.is_some() {
+                let (st, id) = (state.clone(), row.id);
+                tokio::spawn(async move { super::pool::warm_up(&st, id).await });
+            }
         }
         Err(error) => {
             tracing::warn!(sandbox = %row.id, "provisioning failed: {error}");
@@ -432,6 +485,9 @@ async fn finish_start(
             let _ = store::set_failed(&state.db, row.id, &error).await;
             crate::credits::meter::settle(state, row.id).await;
             state.queue.wake();
+            if let Some(pool) = &row.pool {
+                super::pool::build_failed(state, pool);
+            }
             if let Some(observer) = state.get::<MachineObserver>() {
                 (observer.failed)(state, row.id).await;
             }
@@ -458,7 +514,7 @@ pub async fn wake(state: &AppState, id: Uuid) -> ApiResult<bool> {
     }
     let mut tx = state.db.begin().await?;
     if row.runner_id.is_none() {
-        capacity::reserve(&mut tx, &state.config().limits, row.account_id).await?;
+        capacity::reserve(&mut tx, &state.config().limits, row.account_id, capacity::Place::Start).await?;
     }
     if !store::transition_in(&mut *tx, id, &[SandboxState::Suspended, SandboxState::Failed], SandboxState::Starting)
         .await?
@@ -556,6 +612,23 @@ pub async fn park(state: &AppState, id: Uuid) -> ApiResult<()> {
         Err(e) => stage(state, &scope, "checkpoint", StageState::Failed, json!({"error": e.to_string()})).await,
     }
     Ok(())
+}
+
+/// Ends a machine still waiting in a warm pool (no conversation saw it: no
+/// event); false when a conversation claimed it meanwhile.
+pub(super) async fn reclaim_pooled(state: &AppState, id: Uuid) -> ApiResult<bool> {
+    let svc = service(state)?;
+    let lock = svc.lock(id);
+    let _held = lock.lock().await;
+    if !store::retire_pooled(&state.db, id).await? {
+        return Ok(false);
+    }
+    state.queue.wake();
+    if let Some(row) = store::get(&state.db, id).await? {
+        svc.provider(&row).destroy(id).await;
+    }
+    revoke_keys(state, id).await?;
+    Ok(true)
 }
 
 /// Reclaims an ephemeral machine: gone for good; its conversations stay

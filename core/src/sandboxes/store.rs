@@ -21,6 +21,8 @@ pub struct NewSandbox<'a> {
     pub api_access: &'a str,
     pub fingerprint: Option<&'a str>,
     pub runner_id: Option<Uuid>,
+    /// The warm pool the machine is built for (`None`: for its launch).
+    pub pool: Option<&'a str>,
 }
 
 /// Inserts a machine row (inside the transaction that checked the ceilings).
@@ -31,8 +33,8 @@ pub async fn insert<'e>(
     let now = now_micros();
     sqlx::query(
         "INSERT INTO sandboxes (id, account_id, machine_name, status, mode, provider, agent_id, environment_id, \
-         vault_id, runtime, sandbox_api_access, fingerprint, touched_at, created_at, updated_at, runner_id) \
-         VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $12, $13)",
+         vault_id, runtime, sandbox_api_access, fingerprint, touched_at, created_at, updated_at, runner_id, pool) \
+         VALUES ($1, $2, $3, 'pending', $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $12, $13, $14)",
     )
     .bind(s.id.to_string())
     .bind(s.account_id.to_string())
@@ -47,6 +49,7 @@ pub async fn insert<'e>(
     .bind(s.fingerprint.map(str::to_owned))
     .bind(now)
     .bind(s.runner_id.map(|v| v.to_string()))
+    .bind(s.pool.map(str::to_owned))
     .execute(ex)
     .await?;
     Ok(())
@@ -70,7 +73,7 @@ pub async fn status_and_owner(db: &Db, id: Uuid) -> Result<Option<(SandboxState,
 /// The account's sandboxes, newest first; only `only` when given (a sandbox key).
 pub async fn list(db: &Db, account_id: Uuid, only: Option<Uuid>) -> Result<Vec<SandboxRow>, sqlx::Error> {
     let sql = sqlx::AssertSqlSafe(format!(
-        "SELECT {COLUMNS} FROM sandboxes WHERE account_id = $1 AND ($2 = '' OR id = $2) \
+        "SELECT {COLUMNS} FROM sandboxes WHERE account_id = $1 AND ($2 = '' OR id = $2) AND pool IS NULL \
          ORDER BY created_at DESC, id DESC LIMIT 1000"
     ));
     let rows = sqlx::query(sql)
@@ -122,7 +125,8 @@ pub async fn in_states(db: &Db, states: &[SandboxState]) -> Result<Vec<SandboxRo
 /// Ready, idle machines untouched since `before` (microseconds).
 pub async fn idle(db: &Db, before: i64, server: Uuid) -> Result<Vec<Uuid>, sqlx::Error> {
     let rows = sqlx::query(
-        "SELECT id FROM sandboxes WHERE status = 'ready' AND busy = 0 AND touched_at < $1 AND server_id = $2",
+        "SELECT id FROM sandboxes WHERE status = 'ready' AND busy = 0 AND touched_at < $1 AND server_id = $2 \
+         AND pool IS NULL",
     )
     .bind(before)
     .bind(server.to_string())
@@ -283,4 +287,130 @@ pub(crate) const REFRESH_BUSY: &str = "UPDATE sandboxes SET busy = CASE WHEN EXI
 pub async fn refresh_busy(db: &Db, id: Uuid) -> Result<(), sqlx::Error> {
     sqlx::query(REFRESH_BUSY).bind(id.to_string()).bind(now_micros()).execute(&db.pool).await?;
     Ok(())
+}
+
+/// A live machine of a warm pool, as the pool keeper sees it.
+#[derive(Debug, Clone)]
+pub struct Pooled {
+    pub id: Uuid,
+    pub pool: String,
+    pub environment_id: Option<Uuid>,
+    pub fingerprint: Option<String>,
+    pub vault_id: Option<Uuid>,
+    /// Not claimable yet: being built, or its agent being started.
+    pub building: bool,
+}
+
+/// The unclaimed live machines of the warm pools this server serves.
+pub async fn pooled_here(db: &Db, server: Uuid) -> Result<Vec<Pooled>, sqlx::Error> {
+    let rows = sqlx::query(
+        "SELECT id, pool, environment_id, fingerprint, vault_id, status, warm_at FROM sandboxes \
+         WHERE pool IS NOT NULL AND status IN ('pending', 'starting', 'ready') AND server_id = $1 \
+         ORDER BY created_at",
+    )
+    .bind(server.to_string())
+    .fetch_all(&db.pool)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            let status: String = r.try_get("status")?;
+            let warm_at: Option<i64> = r.try_get("warm_at")?;
+            Ok(Pooled {
+                id: r.uuid("id")?,
+                pool: r.try_get("pool")?,
+                environment_id: r.opt_uuid("environment_id")?,
+                fingerprint: r.try_get("fingerprint")?,
+                vault_id: r.opt_uuid("vault_id")?,
+                building: status != "ready" || warm_at.is_none(),
+            })
+        })
+        .collect()
+}
+
+/// What a claiming launch asks of a pooled machine: built for its account,
+/// from the same environment (as it builds now) and vault, by this provider.
+pub struct PoolKey {
+    pub account_id: Uuid,
+    pub environment_id: Option<Uuid>,
+    pub fingerprint: Option<String>,
+    pub vault_id: Option<Uuid>,
+    pub provider: &'static str,
+}
+
+/// The longest-waiting claimable machine of this server for `key`.
+pub async fn find_pooled<'e>(
+    ex: impl sqlx::Executor<'e, Database = sqlx::Any>,
+    key: &PoolKey,
+    server: Uuid,
+) -> Result<Option<Pooled>, sqlx::Error> {
+    let row = sqlx::query(
+        "SELECT id, pool FROM sandboxes WHERE pool IS NOT NULL AND warm_at IS NOT NULL AND status = 'ready' \
+         AND server_id = $1 AND account_id = $2 AND COALESCE(environment_id, '') = $3 \
+         AND COALESCE(fingerprint, '') = $4 AND COALESCE(vault_id, '') = $5 AND provider = $6 \
+         ORDER BY created_at LIMIT 1",
+    )
+    .bind(server.to_string())
+    .bind(key.account_id.to_string())
+    .bind(key.environment_id.map(|u| u.to_string()).unwrap_or_default())
+    .bind(key.fingerprint.clone().unwrap_or_default())
+    .bind(key.vault_id.map(|u| u.to_string()).unwrap_or_default())
+    .bind(key.provider)
+    .fetch_optional(ex)
+    .await?;
+    row.map(|r| {
+        Ok(Pooled {
+            id: r.uuid("id")?,
+            pool: r.try_get("pool")?,
+            environment_id: key.environment_id,
+            fingerprint: key.fingerprint.clone(),
+            vault_id: key.vault_id,
+            building: false,
+        })
+    })
+    .transpose()
+}
+
+/// Takes a pooled machine out of its pool for a conversation of `agent_id`;
+/// false when another claim or the pool keeper took it first.
+pub async fn claim_pooled<'e>(
+    ex: impl sqlx::Executor<'e, Database = sqlx::Any>,
+    id: Uuid,
+    agent_id: Uuid,
+    runtime: &str,
+) -> Result<bool, sqlx::Error> {
+    let now = now_micros();
+    let done = sqlx::query(
+        "UPDATE sandboxes SET pool = NULL, agent_id = $2, runtime = $3, touched_at = $4, updated_at = $4 \
+         WHERE id = $1 AND pool IS NOT NULL AND status = 'ready'",
+    )
+    .bind(id.to_string())
+    .bind(agent_id.to_string())
+    .bind(runtime.to_owned())
+    .bind(now)
+    .execute(ex)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// A pooled machine's agent is started (or its start failed): it may be claimed.
+pub async fn set_warm(db: &Db, id: Uuid) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE sandboxes SET warm_at = $2 WHERE id = $1")
+        .bind(id.to_string())
+        .bind(now_micros())
+        .execute(&db.pool)
+        .await?;
+    Ok(())
+}
+
+/// Ends a machine still waiting in its pool; false when it was claimed (or ended) meanwhile.
+pub async fn retire_pooled(db: &Db, id: Uuid) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE sandboxes SET status = 'terminated', updated_at = $2 \
+         WHERE id = $1 AND pool IS NOT NULL AND status IN ('ready', 'failed')",
+    )
+    .bind(id.to_string())
+    .bind(now_micros())
+    .execute(&db.pool)
+    .await?;
+    Ok(done.rows_affected() == 1)
 }

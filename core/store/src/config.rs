@@ -203,6 +203,9 @@ pub struct SandboxConfig {
     /// address instead of looking the name up, like a hosts file; the address
     /// rules still apply.
     pub host_overrides: Vec<String>,
+    /// Machines kept built, with their agent started, for new conversations to claim
+    /// (docs/scale.md, "Warm pools").
+    pub warm_pools: Vec<WarmPoolConfig>,
 }
 
 /// The `container` sandbox provider (`[container]`, docs/sandboxes.md).
@@ -220,6 +223,31 @@ impl Default for ContainerConfig {
         ContainerConfig { socket: "/run/podman/podman.sock".into(), image: "localhost/acs-machine:1".into() }
     }
 }
+
+/// One warm pool (`[[sandbox.warm_pools]]`). A pool belongs to one account and
+/// is keyed by one of its agents: that agent's environment (and its build),
+/// vault and runtime. Every replica keeps its own `size` machines.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct WarmPoolConfig {
+    /// Names the pool in logs and metrics.
+    pub name: String,
+    pub account_id: uuid::Uuid,
+    pub agent_id: uuid::Uuid,
+    /// Machines kept ready, their agent process started.
+    pub size: u32,
+    /// A pool no conversation claimed from for this long gives its machines back; the next
+    /// conversation that would have claimed from it fills it again.
+    #[serde(default = "default_pool_idle_seconds")]
+    pub idle_seconds: u64,
+}
+
+fn default_pool_idle_seconds() -> u64 {
+    1800
+}
+
+/// The largest `size` of one warm pool.
+pub const WARM_POOL_MAX_SIZE: u32 = 1000;
 
 /// The egress broker (`[broker]`, docs/broker.md); the runtime flag
 /// `features.brokerage` turns brokering on.
@@ -545,6 +573,7 @@ impl Default for SandboxConfig {
             blocked_cidrs: crate::blocklist::shared(),
             read_max_bytes: 1 << 20,
             host_overrides: Vec::new(),
+            warm_pools: Vec::new(),
         }
     }
 }
@@ -620,6 +649,26 @@ fn check_credits(c: &CreditsConfig) -> Result<(), ConfigError> {
     }
     if c.meter_interval_seconds == 0 {
         return invalid("meter_interval_seconds", "must be at least 1");
+    }
+    Ok(())
+}
+
+fn check_warm_pools(pools: &[WarmPoolConfig]) -> Result<(), ConfigError> {
+    let invalid = |message: String| Err(ConfigError::Invalid { key: "sandbox.warm_pools".into(), message });
+    let mut names = std::collections::BTreeSet::new();
+    for p in pools {
+        if p.name.trim().is_empty() || p.name.len() > 100 {
+            return invalid("each pool needs a name of 1 to 100 characters".into());
+        }
+        if !names.insert(p.name.as_str()) {
+            return invalid(format!("two pools are named `{}`", p.name));
+        }
+        if !(1..=WARM_POOL_MAX_SIZE).contains(&p.size) {
+            return invalid(format!("pool `{}`: size must be from 1 to {WARM_POOL_MAX_SIZE}", p.name));
+        }
+        if p.idle_seconds == 0 {
+            return invalid(format!("pool `{}`: idle_seconds must be at least 1", p.name));
+        }
     }
     Ok(())
 }
@@ -709,6 +758,7 @@ pub fn from_figment_with(figment: Figment, sections: &[Section]) -> Result<Loade
         });
     }
     check_credits(&config.credits)?;
+    check_warm_pools(&config.sandbox.warm_pools)?;
     if !(1..=24 * 365).contains(&config.exports.ttl_hours) {
         return Err(ConfigError::Invalid { key: "exports.ttl_hours".into(), message: "must be 1 to 8760".into() });
     }
@@ -833,6 +883,39 @@ mod tests {
             assert_eq!(loaded.config.inference.platform.anthropic_api_key.as_deref(), Some("sk-ant-hunter2"));
             let out = loaded.render_masked();
             assert!(!out.contains("hunter2"), "{out}");
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn warm_pools_are_checked_at_start() {
+        let pool = |name: &str, size: u32| WarmPoolConfig {
+            name: name.into(),
+            account_id: uuid::Uuid::nil(),
+            agent_id: uuid::Uuid::nil(),
+            size,
+            idle_seconds: 60,
+        };
+        assert!(check_warm_pools(&[pool("a", 1), pool("b", WARM_POOL_MAX_SIZE)]).is_ok());
+        for (pools, says) in [
+            (vec![pool("a", 0)], "size must be from 1"),
+            (vec![pool("a", WARM_POOL_MAX_SIZE + 1)], "size must be from 1"),
+            (vec![pool("a", 1), pool("a", 2)], "two pools are named `a`"),
+            (vec![pool(" ", 1)], "a name of 1 to 100"),
+            (vec![WarmPoolConfig { idle_seconds: 0, ..pool("a", 1) }], "idle_seconds"),
+        ] {
+            let err = check_warm_pools(&pools).unwrap_err().to_string();
+            assert!(err.contains("sandbox.warm_pools") && err.contains(says), "{err}");
+        }
+        Jail::expect_with(|jail| {
+            jail.create_file(
+                "acs.toml",
+                "[[sandbox.warm_pools]]\nname = \"p\"\naccount_id = \"00000000-0000-0000-0000-000000000001\"\n\
+                 agent_id = \"00000000-0000-0000-0000-000000000002\"\nsize = 3\n",
+            )?;
+            let loaded = load(Some(Path::new("acs.toml"))).unwrap();
+            let pools = &loaded.config.sandbox.warm_pools;
+            assert_eq!((pools.len(), pools[0].size, pools[0].idle_seconds), (1, 3, 1800));
             Ok(())
         });
     }

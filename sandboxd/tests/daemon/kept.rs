@@ -180,3 +180,35 @@ async fn unknown_names_are_not_found() {
         assert_eq!(code, "not_found");
     }
 }
+
+#[tokio::test]
+async fn a_renamed_process_keeps_running_and_its_output_under_the_new_name() {
+    let daemon = Daemon::start().await;
+    let client = &daemon.client;
+    client
+        .spawn(&spawn_request(&daemon, "warm", &["sh", "-c", "echo ready; read line; echo got $line"]))
+        .await
+        .unwrap();
+    let mut first = client.attach("warm", 0, 0).await.unwrap();
+    assert_eq!(read_stdout(&mut first.reader, 0, 6).await, b"ready\n");
+    client.spawn(&spawn_request(&daemon, "busy", &["sleep", "100"])).await.unwrap();
+    let Err(Error::Remote { code, .. }) = client.rename("warm", "busy").await else {
+        panic!("renamed over a running one")
+    };
+    assert_eq!(code, "exists");
+    let Err(Error::Remote { code, .. }) = client.rename("ghost", "conv").await else { panic!("ghost renamed") };
+    assert_eq!(code, "not_found");
+
+    client.rename("warm", "conv").await.unwrap();
+    let names: Vec<String> = client.list().await.unwrap().into_iter().map(|p| p.name).collect();
+    assert_eq!(names, ["busy", "conv"]);
+    let Some(Error::Remote { code, .. }) = client.attach("warm", 0, 0).await.err() else { panic!("old name kept") };
+    assert_eq!(code, "not_found");
+    // The same process, its output offsets continuing, its stdin open.
+    let mut second = client.attach("conv", 6, 0).await.unwrap();
+    second.writer.send_stdin(b"hello\n").await.unwrap();
+    let (out, exit) = read_to_exit(&mut second.reader, [6, 0]).await;
+    assert_eq!(out[0], b"got hello\n");
+    assert_eq!(exit, AttachEvent::Exit { code: Some(0), signal: None });
+    client.kill("busy", libc::SIGKILL).await.unwrap();
+}

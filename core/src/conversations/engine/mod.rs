@@ -16,8 +16,11 @@ mod permissions;
 mod session;
 mod turn;
 mod usage;
+mod warm;
 
-use std::collections::HashMap;
+pub use self::warm::hooks as warm_hooks;
+
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
@@ -538,6 +541,35 @@ fn open_waiting(
     })
 }
 
+/// What an agent process started on `row` now gets on top of the supervisor's environment,
+/// and the redactor of what it says. `credential`: the variable it reads its model access
+/// from (redacted like the machine's secrets).
+pub(super) async fn agent_material(
+    state: &AppState,
+    row: &SandboxRow,
+    credential: Option<&(String, String)>,
+) -> Result<machines::Material, String> {
+    // The variables as the machine's selection has them now (a reapply may have changed them
+    // since the machine started).
+    let env = match row.environment_id {
+        Some(e) => {
+            Some(crate::environments::get_environment(state, row.account_id, e).await.map_err(machines::reason)?)
+        }
+        None => None,
+    };
+    let mut material = machines::material(state, row, env.as_ref()).await.map_err(machines::reason)?;
+    // What the machine's own environment still holds beyond its selection is emptied.
+    for key in super::reapply::removed_vars(state, row).await.map_err(machines::reason)? {
+        material.env.entry(key).or_default();
+    }
+    if let Some((var, value)) = credential {
+        material.env.insert(var.clone(), value.clone());
+        material.redactor =
+            crate::sandboxes::redact::Redactor::new(material.secrets.values().cloned().chain([value.clone()]));
+    }
+    Ok(material)
+}
+
 /// `credential`: the variable the turn's agent reads its model access from
 /// (redacted from the log like the machine's secrets).
 async fn turn_ctx(
@@ -551,24 +583,7 @@ async fn turn_ctx(
         .await
         .map_err(|e| e.to_string())?
         .ok_or("the machine is gone")?;
-    // The variables as the machine's selection has them now (a reapply may have changed them
-    // since the machine started): the agent process started for this turn gets them.
-    let env = match row.environment_id {
-        Some(e) => {
-            Some(crate::environments::get_environment(state, row.account_id, e).await.map_err(machines::reason)?)
-        }
-        None => None,
-    };
-    let mut material = machines::material(state, &row, env.as_ref()).await.map_err(machines::reason)?;
-    // What the machine's own environment still holds beyond its selection is emptied.
-    for key in super::reapply::removed_vars(state, &row).await.map_err(machines::reason)? {
-        material.env.entry(key).or_default();
-    }
-    if let Some((var, value)) = credential {
-        material.env.insert(var.clone(), value.clone());
-        material.redactor =
-            crate::sandboxes::redact::Redactor::new(material.secrets.values().cloned().chain([value.clone()]));
-    }
+    let material = agent_material(state, &row, credential).await?;
     Ok(TurnCtx {
         state: state.clone(),
         scope: Scope {
@@ -751,33 +766,50 @@ async fn finish_and_release(
     true
 }
 
-/// Starts the agent (its model credential in its environment) and records
-/// its session (`session` stage `done`).
-async fn start_session(ctx: &TurnCtx, conv: &ConversationRow, inference: &Resolved) -> Result<Session, String> {
-    let agent = crate::agents::get_agent(&ctx.state, conv.account_id, conv.agent_id).await.map_err(machines::reason)?;
-    let model = conv.model.as_deref().or(agent.spec.model.as_deref());
-    let launch = session::launch(&agent, model, ctx.state.config())?;
-    // The machine's variables as its selection has them now (a reapply may have changed them
-    // since the machine started), then the runtime's own, then the model credential.
-    let mut env = ctx.machine_env.clone();
+/// The agent program a conversation of `agent` starts on a machine whose environment is
+/// `machine_env` (`model`: the conversation's, else the agent's), and the variables it sees
+/// (the runtime picks its ACP auth method by them).
+pub(super) fn agent_program(
+    state: &AppState,
+    agent: &crate::agents::Agent,
+    model: Option<&str>,
+    machine_env: &BTreeMap<String, String>,
+    inference: &Resolved,
+) -> Result<(session::Program, BTreeMap<String, String>), String> {
+    let launch = session::launch(agent, model.or(agent.spec.model.as_deref()), state.config())?;
+    // The machine's variables as its selection has them now, then the runtime's own, then the
+    // model credential.
+    let mut env = machine_env.clone();
     env.extend(launch.env);
     env.extend(inference.env());
-    // The runtime picks its ACP auth method by the variables the process really gets.
     let auth_env = env.clone();
     let setup = SessionSetup {
         mcp_servers: agent.spec.mcp_servers.iter().cloned().map(Value::Object).collect(),
         meta: launch.session_meta,
     };
-    let program = session::Program { argv: launch.argv, env, credential: inference.fingerprint(), setup };
-    let (session, handshake) =
-        session::open(&ctx.sup, conv.id, (ctx.sandbox_id, ctx.machine_started), program, &auth_env)
-            .await
-            .map_err(|e| ctx.transcript.redact_str(&e))?;
-    let options = handshake.session.config_options.as_ref().map(|o| serde_json::to_value(o).unwrap_or(Value::Null));
-    store::set_session(&ctx.state.db, conv.id, Some(&handshake.session.session_id), options.as_ref())
-        .await
-        .map_err(|e| e.to_string())?;
-    ctx.stage("session", StageState::Done, json!({"session_id": handshake.session.session_id})).await;
+    Ok((session::Program { argv: launch.argv, env, credential: inference.fingerprint(), setup }, auth_env))
+}
+
+/// Starts the agent (its model credential in its environment), or takes the one a warm pool
+/// started ahead for this very program, and records its session (`session` stage `done`).
+async fn start_session(ctx: &TurnCtx, conv: &ConversationRow, inference: &Resolved) -> Result<Session, String> {
+    let agent = crate::agents::get_agent(&ctx.state, conv.account_id, conv.agent_id).await.map_err(machines::reason)?;
+    let (program, auth_env) = agent_program(&ctx.state, &agent, conv.model.as_deref(), &ctx.machine_env, inference)?;
+    let place = (ctx.sandbox_id, ctx.machine_started);
+    let (session, session_id, options) = match warm::adopt(&ctx.state, &ctx.sup, conv.id, place, &program).await {
+        Some(taken) => taken,
+        None => {
+            let (session, handshake) =
+                session::open(&ctx.sup, &session::process_name(conv.id), place, program, &auth_env)
+                    .await
+                    .map_err(|e| ctx.transcript.redact_str(&e))?;
+            let options =
+                handshake.session.config_options.as_ref().map(|o| serde_json::to_value(o).unwrap_or(Value::Null));
+            (session, handshake.session.session_id, options)
+        }
+    };
+    store::set_session(&ctx.state.db, conv.id, Some(&session_id), options.as_ref()).await.map_err(|e| e.to_string())?;
+    ctx.stage("session", StageState::Done, json!({"session_id": session_id})).await;
     Ok(session)
 }
 
@@ -811,7 +843,7 @@ pub async fn with_agent_stopped<T>(
     if let (Some(m), Ok(svc)) = (machine_of(state, conv).await?, machines::service(state))
         && m.status == SandboxState::Ready
     {
-        session::kill(&svc.provider(&m).supervisor(m.id), conv.id).await;
+        session::kill(&svc.provider(&m).supervisor(m.id), &session::process_name(conv.id)).await;
     }
     store::set_session(&state.db, conv.id, None, None).await?;
     Ok(out)
@@ -890,7 +922,7 @@ fn interrupt_here(state: &AppState, conv: &ConversationRow) -> bool {
                 && c.status == ConversationStatus::Running
                 && engine(&st).live(id).interrupted.load(Ordering::SeqCst)
             {
-                session::kill(&sup, id).await;
+                session::kill(&sup, &session::process_name(id)).await;
             }
         });
     }
@@ -1020,7 +1052,7 @@ pub async fn terminate(state: &AppState, conv: &ConversationRow) -> ApiResult<()
     if let (Some(m), Ok(svc)) = (machine.as_ref(), machines::service(state))
         && m.status == SandboxState::Ready
     {
-        session::kill(&svc.provider(m).supervisor(m.id), conv.id).await;
+        session::kill(&svc.provider(m).supervisor(m.id), &session::process_name(conv.id)).await;
     }
     // The turn task (if any) ends with the process; its end is recorded interrupted.
     if let Ok(Some(t)) = store::running_turn(&state.db, conv.id).await {

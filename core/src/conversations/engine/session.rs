@@ -78,15 +78,15 @@ pub fn launch(agent: &Agent, model: Option<&str>, config: &Config) -> Result<Lau
     Ok(runtimes::launch(pinned, inputs))
 }
 
-/// Starts the agent process (replacing a finished one) and opens a session.
+/// Starts the agent process under `name` (replacing a finished one) and opens a session.
 pub async fn open(
     sup: &Supervisor,
-    conversation_id: Uuid,
+    name: &str,
     (sandbox_id, machine_started): (Uuid, Option<i64>),
     program: Program,
     env: &BTreeMap<String, String>,
 ) -> Result<(Session, Handshake), String> {
-    let name = process_name(conversation_id);
+    let name = name.to_owned();
     // A process of a session we no longer hold (a crash before its session was recorded) is stopped.
     if sup.list().await.map_err(|e| e.to_string())?.iter().any(|p| p.name == name && p.running) {
         let _ = sup.kill(&name, libc::SIGKILL).await;
@@ -140,11 +140,10 @@ pub async fn exit_code(sup: &Supervisor, conversation_id: Uuid) -> Option<i64> {
     None
 }
 
-/// Stops the agent process (terminate, interrupt that went unanswered).
-pub async fn kill(sup: &Supervisor, conversation_id: Uuid) {
-    let name = process_name(conversation_id);
-    if sup.kill(&name, libc::SIGKILL).await.is_ok() {
-        wait_stopped(sup, &name).await;
+/// Stops the kept process `name` (terminate, interrupt that went unanswered).
+pub async fn kill(sup: &Supervisor, name: &str) {
+    if sup.kill(name, libc::SIGKILL).await.is_ok() {
+        wait_stopped(sup, name).await;
     }
 }
 
