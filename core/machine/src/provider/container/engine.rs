@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bollard::Docker;
@@ -51,6 +52,8 @@ pub struct Engine {
     /// The machines' seccomp profile (`local::seccomp`), which Podman reads from this path.
     profile: PathBuf,
     profile_text: String,
+    /// Per machine: a start and a removal never overlap.
+    locks: Mutex<HashMap<Uuid, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 fn api(what: &str, e: ApiError) -> ProviderError {
@@ -108,7 +111,13 @@ impl Engine {
         }
         let profile_text = crate::provider::local::seccomp::oci_profile().to_string();
         write_profile(profile_path, &profile_text).map_err(|e| format!("{}: {e}", profile_path.display()))?;
-        let engine = Engine { docker, image: image.to_owned(), profile: profile_path.to_owned(), profile_text };
+        let engine = Engine {
+            docker,
+            image: image.to_owned(),
+            profile: profile_path.to_owned(),
+            profile_text,
+            locks: Mutex::new(HashMap::new()),
+        };
         engine.ensure_image().await.map_err(|e| e.to_string())?;
         Ok(engine)
     }
@@ -130,23 +139,41 @@ impl Engine {
         Ok(())
     }
 
-    /// Creates and starts the machine's container; returns the host pid of its first process.
-    pub async fn run(&self, l: Launch<'_>) -> ProviderResult<i32> {
+    /// Creates and starts the machine's container, hands the host pid of
+    /// its first process to `record` and returns it. In a task of its own
+    /// and under the machine's lock: a caller that goes away (a provisioning
+    /// deadline, a server stopping) cannot leave a container created but
+    /// not started, or started but not recorded, and a `remove` waits for it.
+    pub async fn run(
+        self: &Arc<Self>,
+        l: Launch<'_>,
+        record: impl FnOnce(i32) -> std::io::Result<()> + Send + 'static,
+    ) -> ProviderResult<i32> {
         if !self.profile.is_file() {
             // Something cleared the run directory (an operator, a reboot's tmpfs): put it back.
             write_profile(&self.profile, &self.profile_text)?;
         }
-        let name = container_name(l.id);
-        let body = self.body(&l);
+        let (engine, id, body, lock) = (self.clone(), l.id, self.body(&l), self.lock(l.id));
+        let task = tokio::spawn(async move {
+            let _held = lock.lock().await;
+            let pid = engine.create_and_start(id, body).await?;
+            record(pid)?;
+            Ok(pid)
+        });
+        task.await.map_err(|e| ProviderError::Host(format!("starting the machine's container: {e}")))?
+    }
+
+    async fn create_and_start(&self, id: Uuid, body: ContainerCreateBody) -> ProviderResult<i32> {
+        let name = container_name(id);
         let options = CreateContainerOptionsBuilder::new().name(&name).build();
         let mut tries = 0;
         loop {
             match self.docker.create_container(Some(options.clone()), body.clone()).await {
                 Ok(_) => break,
-                // The last container of this machine, on its way out (a stop elsewhere): remove it.
+                // The last container of this machine, on its way out (it removes itself): wait.
                 Err(e) if status(&e) == Some(409) && tries < 100 => {
                     tries += 1;
-                    self.remove(l.id).await;
+                    self.remove_now(id).await;
                     tokio::time::sleep(Duration::from_millis(20)).await;
                 }
                 Err(e) => return Err(api("creating the machine's container", e)),
@@ -156,7 +183,7 @@ impl Engine {
             self.docker.start_container(&name, None::<bollard::query_parameters::StartContainerOptions>).await
         {
             let err = api("starting the machine's container", e);
-            self.remove(l.id).await;
+            self.remove_now(id).await;
             return Err(err);
         }
         let inspected = self
@@ -166,6 +193,10 @@ impl Engine {
             .map_err(|e| api("inspecting the machine's container", e))?;
         let pid = inspected.state.and_then(|s| s.pid).and_then(|p| i32::try_from(p).ok()).filter(|p| *p > 0);
         pid.ok_or_else(|| ProviderError::Host("the machine's container has no process".into()))
+    }
+
+    fn lock(&self, id: Uuid) -> Arc<tokio::sync::Mutex<()>> {
+        self.locks.lock().unwrap_or_else(|p| p.into_inner()).entry(id).or_default().clone()
     }
 
     fn body(&self, l: &Launch<'_>) -> ContainerCreateBody {
@@ -218,8 +249,21 @@ impl Engine {
         }
     }
 
-    /// Removes the machine's container, killing it if it runs. A missing one is fine.
+    /// Removes the machine's container, killing it if it runs, once a start
+    /// under way has ended. A missing one is fine.
     pub async fn remove(&self, id: Uuid) {
+        let lock = self.lock(id);
+        let held = lock.lock().await;
+        self.remove_now(id).await;
+        drop(held);
+        // Nobody else holds the lock: its entry goes (the next start makes another).
+        let mut locks = self.locks.lock().unwrap_or_else(|p| p.into_inner());
+        if locks.get(&id).is_some_and(|l| Arc::ptr_eq(l, &lock) && Arc::strong_count(l) == 2) {
+            locks.remove(&id);
+        }
+    }
+
+    async fn remove_now(&self, id: Uuid) {
         let options = RemoveContainerOptionsBuilder::new().force(true).v(true).build();
         match self.docker.remove_container(&container_name(id), Some(options)).await {
             Ok(()) => {}

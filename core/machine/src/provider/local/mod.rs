@@ -546,7 +546,7 @@ impl LocalProvider {
     #[allow(clippy::too_many_arguments)]
     async fn launch_container(
         &self,
-        engine: &Engine,
+        engine: &Arc<Engine>,
         spec: &MachineSpec,
         layout: &Layout,
         lease: &Lease,
@@ -566,8 +566,10 @@ impl LocalProvider {
             workdir: "/workspace",
             log: &layout.log(),
         };
-        let pid = engine.run(launch).await?;
-        fs::write(layout.info(), serde_json::json!({ "child-pid": pid }).to_string())?;
+        // Recorded in the start's own task, so that a kill finds the init whatever becomes of this caller.
+        let info = layout.info();
+        let pid =
+            engine.run(launch, move |pid| fs::write(info, serde_json::json!({ "child-pid": pid }).to_string())).await?;
         let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
         let mut daemon_seen = false;
         loop {
