@@ -45,7 +45,7 @@ async fn create_to_command(state: &AppState, account_id: Uuid, agent: &acs::core
         timeout_ms: Some(60_000),
         max_output: None,
     };
-    let out = service(state).unwrap().provider.supervisor(row.id).exec(&exec).await.expect("exec");
+    let out = service(state).unwrap().provider(&row).supervisor(row.id).exec(&exec).await.expect("exec");
     assert_eq!(out.stdout, b"hi\n");
     (t.elapsed().as_secs_f64() * 1000.0, row.id)
 }

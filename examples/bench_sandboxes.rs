@@ -151,7 +151,7 @@ async fn main() {
     // 2. exec round trip.
     let row = sandboxes::launch(&state, request(&home)).await.unwrap();
     ready(&state, row.id).await;
-    let sup = svc.provider.supervisor(row.id);
+    let sup = svc.provider(&row).supervisor(row.id);
     let exec = |argv: &[&str]| sandboxd::proto::ExecRequest {
         argv: argv.iter().map(|s| s.to_string()).collect(),
         cwd: None,
@@ -181,14 +181,14 @@ async fn main() {
     // 4. checkpoint of a 100 MB home: 2000 files of 40 KB in 40 dirs and one 20 MB file.
     let fill = "for d in $(seq 1 40); do mkdir -p ~/data/$d; for f in $(seq 1 50); do head -c 40960 /dev/urandom > ~/data/$d/$f; done; done; head -c 20971520 /dev/urandom > ~/big";
     sup.exec(&exec(&["bash", "-c", fill])).await.unwrap();
-    svc.provider.stop(row.id).await;
+    svc.provider(&row).stop(row.id).await;
     let mut ck = Vec::new();
     for _ in 0..5 {
         let t = Instant::now();
-        svc.provider.checkpoint(row.id).await.unwrap();
+        svc.provider(&row).checkpoint(row.id).await.unwrap();
         ck.push(t.elapsed().as_secs_f64() * 1000.0);
     }
-    svc.provider.destroy(row.id).await;
+    svc.provider(&row).destroy(row.id).await;
 
     // 5. many at once.
     let t = Instant::now();
@@ -202,7 +202,7 @@ async fn main() {
     let all_ready = t.elapsed().as_secs_f64();
     let mut alive = 0;
     for id in &ids {
-        if svc.provider.supervisor(*id).ping().await.is_ok() {
+        if svc.serving(*id).supervisor(*id).ping().await.is_ok() {
             alive += 1;
         }
     }

@@ -320,10 +320,17 @@ pub async fn start(loaded: Loaded, listener: TcpListener) -> Result<Running, Box
         machine: |state, id| Box::pin(crate::sandboxes::service::take_over(state, id)),
         turn: |state, id| Box::pin(crate::conversations::engine::reattach(state, id)),
         control: |state, control| Box::pin(async move { crate::conversations::engine::apply(&state, control).await }),
-        served: |state| crate::sandboxes::service::service(state).map(|svc| svc.provider.served()).unwrap_or_default(),
+        served: |state| {
+            crate::sandboxes::service::service(state)
+                .map(|svc| svc.all().flat_map(|p| p.served()).collect())
+                .unwrap_or_default()
+        },
         let_go: |state, id| {
             if let Ok(svc) = crate::sandboxes::service::service(state) {
-                svc.provider.let_go(id);
+                // Only the provider serving it holds anything of it.
+                for provider in svc.all() {
+                    provider.let_go(id);
+                }
             }
         },
     }));

@@ -12,6 +12,12 @@ pub(crate) enum Mode {
         fd: i32,
         watchdog_seconds: u64,
     },
+    /// As `Inherited`, on a socket it binds itself at `socket` first: a
+    /// container engine cannot hand a descriptor in (the `container` provider).
+    Bind {
+        socket: PathBuf,
+        watchdog_seconds: u64,
+    },
     ReadFile {
         path: String,
         max_bytes: u64,
@@ -19,7 +25,7 @@ pub(crate) enum Mode {
 }
 
 pub(crate) const USAGE: &str = "usage: sandboxd --socket <path> | sandboxd --listen-fd <fd> [--watchdog <seconds>] | \
-                                sandboxd read-file <path> <max_bytes>";
+                                sandboxd --bind <path> --watchdog <seconds> | sandboxd read-file <path> <max_bytes>";
 
 fn number<T: std::str::FromStr>(what: &str, value: &str) -> Result<T, String> {
     value.parse().map_err(|_| format!("{what} {value:?} is not a number\n{USAGE}"))
@@ -32,6 +38,9 @@ pub(crate) fn parse(args: &[String]) -> Result<Mode, String> {
         [flag, fd] if flag == "--listen-fd" => Ok(Mode::Inherited { fd: number("fd", fd)?, watchdog_seconds: 0 }),
         [flag, fd, w, secs] if flag == "--listen-fd" && w == "--watchdog" => {
             Ok(Mode::Inherited { fd: number("fd", fd)?, watchdog_seconds: number("watchdog", secs)? })
+        }
+        [flag, socket, w, secs] if flag == "--bind" && w == "--watchdog" => {
+            Ok(Mode::Bind { socket: socket.into(), watchdog_seconds: number("watchdog", secs)? })
         }
         [cmd, path, max] if cmd == "read-file" => {
             Ok(Mode::ReadFile { path: path.clone(), max_bytes: number("max_bytes", max)? })
@@ -57,6 +66,8 @@ mod tests {
         let inherited = Mode::Inherited { fd: 4, watchdog_seconds: 3600 };
         assert_eq!(parse(&args(&["--listen-fd", "4", "--watchdog", "3600"])), Ok(inherited));
         assert_eq!(parse(&args(&["--listen-fd", "4"])), Ok(Mode::Inherited { fd: 4, watchdog_seconds: 0 }));
+        let bind = Mode::Bind { socket: "/run/acs/ctl/sandboxd.sock".into(), watchdog_seconds: 60 };
+        assert_eq!(parse(&args(&["--bind", "/run/acs/ctl/sandboxd.sock", "--watchdog", "60"])), Ok(bind));
         let read = Mode::ReadFile { path: "/etc/hostname".into(), max_bytes: 10 };
         assert_eq!(parse(&args(&["read-file", "/etc/hostname", "10"])), Ok(read));
     }
@@ -68,6 +79,7 @@ mod tests {
         assert!(parse(&args(&["read-file", "/x", "-1"])).is_err());
         assert!(parse(&args(&["--socket", "/s", "extra"])).is_err());
         assert!(parse(&args(&["--listen-fd", "x"])).is_err());
+        assert!(parse(&args(&["--bind", "/s"])).is_err());
         assert!(parse(&args(&["--listen-fd", "4", "--watchdog", "-1"])).is_err());
     }
 }

@@ -24,16 +24,8 @@ pub fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let code = match cli::parse(&args) {
         Ok(cli::Mode::Serve { socket }) => run_daemon(Listen::Path(&socket)),
-        Ok(cli::Mode::Inherited { fd, watchdog_seconds }) => {
-            let watchdog = (watchdog_seconds > 0).then(|| Duration::from_secs(watchdog_seconds));
-            match harden(fd).and_then(|()| become_init(fd)) {
-                Ok(()) => run_daemon(Listen::Fd(fd, watchdog)),
-                Err(e) => {
-                    eprintln!("sandboxd: {e}");
-                    1
-                }
-            }
-        }
+        Ok(cli::Mode::Inherited { fd, watchdog_seconds }) => inherited(Ok(fd), watchdog_seconds),
+        Ok(cli::Mode::Bind { socket, watchdog_seconds }) => inherited(bound_socket(&socket), watchdog_seconds),
         Ok(cli::Mode::ReadFile { path, max_bytes }) => read_file_once(&path, max_bytes),
         Err(usage) => {
             eprintln!("{usage}");
@@ -41,6 +33,58 @@ pub fn main() {
         }
     };
     std::process::exit(code);
+}
+
+/// Serves a bound (not yet listening) socket as the machine's init and daemon.
+fn inherited(fd: std::io::Result<i32>, watchdog_seconds: u64) -> i32 {
+    let watchdog = (watchdog_seconds > 0).then(|| Duration::from_secs(watchdog_seconds));
+    match fd.and_then(|fd| harden(fd).and_then(|()| become_init(fd)).map(|()| fd)) {
+        Ok(fd) => run_daemon(Listen::Fd(fd, watchdog)),
+        Err(e) => {
+            eprintln!("sandboxd: {e}");
+            1
+        }
+    }
+}
+
+/// A unix socket bound at `path` (mode 0600) but not listening: the daemon
+/// calls listen(2) after the fork, so the kernel reports it, not the init,
+/// as the socket's peer (the host checks that).
+fn bound_socket(path: &Path) -> std::io::Result<i32> {
+    use std::os::unix::ffi::OsStrExt;
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let bytes = path.as_os_str().as_bytes();
+    // SAFETY: plain data; all-zero is a valid sockaddr_un.
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    if bytes.len() >= addr.sun_path.len() {
+        return Err(std::io::Error::other(format!("socket path too long: {}", path.display())));
+    }
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    for (dst, src) in addr.sun_path.iter_mut().zip(bytes) {
+        *dst = *src as libc::c_char;
+    }
+    let len = (std::mem::size_of::<libc::sa_family_t>() + bytes.len() + 1) as libc::socklen_t;
+    // SAFETY: socket(2), umask(2) and bind(2) on a valid sockaddr_un of `len` bytes; the
+    // descriptor is closed on failure.
+    unsafe {
+        let fd = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM, 0);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // Only the host's root (and this uid) may connect.
+        let old = libc::umask(0o177);
+        let bound = libc::bind(fd, (&raw const addr).cast(), len);
+        libc::umask(old);
+        if bound != 0 {
+            let e = std::io::Error::last_os_error();
+            libc::close(fd);
+            return Err(e);
+        }
+        Ok(fd)
+    }
 }
 
 enum Listen<'a> {

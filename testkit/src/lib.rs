@@ -46,6 +46,27 @@ fn postgres_base() -> String {
     std::env::var("ACS_TEST_POSTGRES").unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432".into())
 }
 
+/// `TEST_SANDBOX_PROVIDER`: the default sandbox provider of test servers, when not `local`
+/// (not `ACS_*`: the configuration would read it as a key).
+pub fn test_provider() -> Option<String> {
+    std::env::var("TEST_SANDBOX_PROVIDER").ok().filter(|p| !p.is_empty() && p != "local")
+}
+
+/// Whether a container engine answers at the `container` provider's
+/// default socket: what the container provider's own tests need. `false`
+/// prints why, so a skipped test says so.
+pub fn container_engine() -> bool {
+    let socket = acs_core::config::ContainerConfig::default().socket;
+    let ok = std::os::unix::net::UnixStream::connect(&socket).is_ok();
+    if !ok {
+        eprintln!(
+            "SKIPPED: no container engine at {socket} (start one: `podman system service --time=0 unix://{socket}`, \
+             or run scripts/setup as root)"
+        );
+    }
+    ok
+}
+
 pub struct TestApp {
     pub base: String,
     pub http: reqwest::Client,
@@ -98,6 +119,12 @@ pub async fn spawn_with(backend: Backend, overrides: &[(&str, Value)]) -> TestAp
         .merge(Serialized::default("email.transport", "file"))
         .merge(Serialized::default("email.outbox_dir", dir.join("outbox").display().to_string()))
         .merge(Serialized::default("sandbox.dir", dir.join("sandboxes").display().to_string()));
+    // The sandbox tests run a second time on the `container` provider (scripts/test).
+    if let Some(provider) = test_provider() {
+        fig = fig
+            .merge(Serialized::default("sandbox.provider", &provider))
+            .merge(Serialized::default("sandbox.providers", ["local".to_owned(), provider]));
+    }
     for (k, v) in overrides {
         fig = fig.merge(Serialized::default(k, v));
     }
@@ -220,6 +247,16 @@ impl TestApp {
             std::path::Path::new(&self.loaded.config.sandbox.run_dir),
             id,
         )
+    }
+
+    /// The agent's uid inside a machine: 1000 under bwrap; a container (no
+    /// user namespace of its own) runs as the machine's host uid.
+    pub fn agent_uid(&self, id: Uuid) -> u32 {
+        if test_provider().as_deref() != Some("container") {
+            return 1000;
+        }
+        let owner = std::fs::read_to_string(self.machine_layout(id).owner()).expect("the machine's owner");
+        owner.trim().parse().unwrap()
     }
 
     /// The running server's state, for checks the API deliberately cannot make
@@ -379,7 +416,7 @@ pub async fn sh(app: &TestApp, id: Uuid, script: &str) -> (Option<i32>, String, 
         timeout_ms: Some(20_000),
         max_output: None,
     };
-    let out = svc.provider.supervisor(id).exec(&req).await.expect("exec");
+    let out = svc.serving(id).supervisor(id).exec(&req).await.expect("exec");
     (
         out.exit.code,
         String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -180,6 +180,34 @@ fn serve_refuses_to_start_without_bubblewrap() {
 }
 
 #[test]
+fn serve_refuses_an_unknown_or_unavailable_sandbox_provider() {
+    let dir = temp_dir();
+    let serve = |env: &[(&str, &str)]| {
+        let mut cmd = acs();
+        cmd.current_dir(&dir).arg("serve").env("ACS_LISTEN", "127.0.0.1:0").envs(env.iter().copied());
+        let out = cmd.output().unwrap();
+        assert!(!out.status.success());
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let err = serve(&[("ACS_SANDBOX__PROVIDER", "kubernetes")]);
+    assert!(
+        err.contains("sandbox.provider: `kubernetes`") && err.contains("available here: local, container"),
+        "{err}"
+    );
+    let err = serve(&[("ACS_SANDBOX__PROVIDERS", "[\"local\", \"nonsense\"]")]);
+    assert!(err.contains("unknown sandbox provider `nonsense`"), "{err}");
+    // The container provider without an engine at its socket.
+    let socket = dir.join("no-engine.sock");
+    let err = serve(&[
+        ("ACS_SANDBOX__PROVIDER", "container"),
+        ("ACS_SANDBOX__PROVIDERS", "[\"container\"]"),
+        ("ACS_CONTAINER__SOCKET", socket.to_str().unwrap()),
+    ]);
+    assert!(err.contains("sandbox provider `container`") && err.contains("podman system service"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn the_acs_binary_is_the_supervisor_when_started_as_sandboxd() {
     use std::io::{BufRead, Write};
     use std::os::unix::process::CommandExt;

@@ -244,7 +244,7 @@ async fn deletion_leaves_nothing_of_the_account(b: Backend) {
         assert!(!l.root.exists(), "{} is still there", l.root.display());
         assert!(!l.mount().exists(), "{} is still there", l.mount().display());
         let svc = acs::core::sandboxes::service::service(app.state()).unwrap();
-        assert!(svc.provider.supervisor(sandbox).ping().await.is_err());
+        assert!(svc.serving(sandbox).supervisor(sandbox).ping().await.is_err());
     }
     // Its processes are gone (the uid itself may already serve another test's new machine).
     let mut left = processes.clone();

@@ -73,7 +73,7 @@ async fn pooled(app: &TestApp) -> Vec<Uuid> {
 /// The kept processes of a machine: (name, pid, running).
 async fn processes(app: &TestApp, machine: Uuid) -> Vec<(String, u32, bool)> {
     let svc = acs::core::sandboxes::service::service(app.state()).unwrap();
-    let list = svc.provider.supervisor(machine).list().await.unwrap();
+    let list = svc.serving(machine).supervisor(machine).list().await.unwrap();
     list.into_iter().map(|p| (p.name, p.pid, p.running)).collect()
 }
 

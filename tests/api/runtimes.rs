@@ -388,7 +388,7 @@ async fn every_runtime_takes_the_agent_a_warm_pool_started_for_it() {
     assert!(waiting.len() == runtimes.len() && waiting.iter().all(|m| !m.building), "{waiting:?}");
     for ((runtime, _), a) in runtimes.iter().zip(&agents) {
         let machine = waiting.iter().find(|m| m.pool == *runtime).unwrap().id;
-        let procs = svc.provider.supervisor(machine).list().await.unwrap();
+        let procs = svc.serving(machine).supervisor(machine).list().await.unwrap();
         let started = procs.iter().find(|p| p.name == format!("warm-{}", machine.simple()) && p.running);
         let started = started.unwrap_or_else(|| panic!("{runtime}: no agent waits: {procs:?}")).pid;
 
@@ -400,7 +400,7 @@ async fn every_runtime_takes_the_agent_a_warm_pool_started_for_it() {
         assert_eq!(t[0].status, "done", "{runtime}: {:?} {transcript}", t[0]);
         assert!(transcript.contains(REPLY), "{runtime}: {transcript}");
         // The turn ran on the process started ahead, now the conversation's.
-        let procs = svc.provider.supervisor(machine).list().await.unwrap();
+        let procs = svc.serving(machine).supervisor(machine).list().await.unwrap();
         let own = procs.iter().find(|p| p.name == format!("conv-{}", conv.simple()));
         assert_eq!(own.map(|p| (p.pid, p.running)), Some((started, true)), "{runtime}: {procs:?}");
     }

@@ -118,7 +118,7 @@ async fn provisions_through_its_stages_and_redacts_reads(b: Backend) {
     let id = launch(&app, &u, a).await;
     let sb = wait_status(&app, &u, id, "ready").await;
     assert_eq!(sb["mode"], "ephemeral");
-    assert_eq!(sb["provider"], "local");
+    assert_eq!(sb["provider"], crate::common::test_provider().unwrap_or("local".into()));
     assert_eq!(sb["environment_id"], env.to_string());
     assert!(sb["machine_name"].as_str().unwrap().starts_with(&format!("acs-{}-", &u.id.replace('-', "")[..8])));
     assert!(sb["url"].as_str().unwrap().starts_with("http://10."));
@@ -173,7 +173,7 @@ async fn provisions_through_its_stages_and_redacts_reads(b: Backend) {
     }
     // The machine's environment is the environment's, with the secret.
     let (_, env_out, _) = sh(&app, id, "echo $GREETING $HOME $(pwd) $(id -u)").await;
-    assert_eq!(env_out.trim(), "hello /home/agent /workspace 1000");
+    assert_eq!(env_out.trim(), format!("hello /home/agent /workspace {}", app.agent_uid(id)));
     // Another account sees nothing of it.
     let other = app.user().await;
     let r = app.get(&format!("/api/sandboxes/{id}"), &other.key).await;
@@ -464,7 +464,7 @@ async fn a_persistent_home_parks_with_a_checkpoint_and_wakes_with_its_files(b: B
     sh(&app, id, "echo changed > /home/agent/memo; touch /home/agent/new").await;
     let mut app = app;
     let svc = sandboxes::service::service(app.state()).unwrap();
-    svc.provider.stop(id).await;
+    svc.serving(id).stop(id).await;
     app.restart().await;
     let sb = wait_status(&app, &u, id, "failed").await;
     assert_eq!(sb["checkpoint"]["id"], ck);
@@ -623,6 +623,30 @@ async fn a_restarted_server_reattaches_to_running_machines(b: Backend) {
     // Its egress proxy is back too.
     let (_, out, _) = sh(&app, id, "curl -s -m 5 -o /dev/null -w '%{http_code}' -H \"authorization: Bearer $ACS_API_KEY\" \"$ACS_API_URL/api/auth/me\"").await;
     assert_eq!(out, "200");
+}
+
+/// An agent naming the `container` provider gets a container while the
+/// default stays `local`; each machine's row says which it runs on.
+async fn an_agent_naming_the_container_provider_gets_a_container(b: Backend) {
+    if !crate::common::container_engine() {
+        return;
+    }
+    let overrides = [("sandbox.provider", json!("local")), ("sandbox.providers", json!(["local", "container"]))];
+    let app = spawn_with(b, &overrides).await;
+    let u = app.user().await;
+    let in_container = agent(&app, &u, json!({"provider": "container"})).await;
+    let on_default = agent(&app, &u, json!({})).await;
+    let (c, l) = (launch(&app, &u, in_container).await, launch(&app, &u, on_default).await);
+    assert_eq!(wait_status(&app, &u, c, "ready").await["provider"], "container");
+    assert_eq!(wait_status(&app, &u, l, "ready").await["provider"], "local");
+    // A container runs as the machine's host uid (named agent); bwrap maps that uid to 1000.
+    let probe = "id -u; id -un; pwd";
+    let (_, out, _) = sh(&app, c, probe).await;
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].parse::<u32>().unwrap() >= 1_000_000_000, "{out}");
+    assert_eq!(lines[1..], ["agent", "/workspace"], "{out}");
+    let (_, out, _) = sh(&app, l, probe).await;
+    assert_eq!(out.lines().collect::<Vec<_>>(), ["1000", "agent", "/workspace"], "{out}");
 }
 
 /// A host name other than `localhost` that resolves to this host's loopback
@@ -820,7 +844,7 @@ async fn an_acp_agent_runs_in_the_machine_under_the_supervisor(b: Backend) {
     let a = agent(&app, &u, json!({"environment_id": env})).await;
     let id = launch(&app, &u, a).await;
     wait_status(&app, &u, id, "ready").await;
-    let sup = sandboxes::service::service(app.state()).unwrap().provider.supervisor(id);
+    let sup = sandboxes::service::service(app.state()).unwrap().serving(id).supervisor(id);
     let req = sandboxd::proto::SpawnRequest {
         name: "agent".into(),
         argv: vec!["/opt/acs/bin/scripted-agent".into()],
@@ -871,4 +895,5 @@ crate::both!(
     repositories_are_cloned_with_the_token_kept_out_of_disk_and_log,
     packages_are_checked_and_limits_hold,
     an_acp_agent_runs_in_the_machine_under_the_supervisor,
+    an_agent_naming_the_container_provider_gets_a_container,
 );

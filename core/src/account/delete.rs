@@ -130,8 +130,9 @@ async fn destroy_machines(state: &AppState, account_id: Uuid) -> Result<(), BoxE
         if status != SandboxState::Terminated.as_str() {
             crate::sandboxes::service::reclaim(state, id).await.map_err(|e| format!("sandbox {id}: {e:?}"))?;
         }
-        if row.try_get::<String, _>("provider")? == svc.provider.name() {
-            svc.provider.destroy(id).await;
+        let provider: String = row.try_get("provider")?;
+        if svc.offers(&provider) {
+            svc.named(&provider).destroy(id).await;
         }
     }
     Ok(())

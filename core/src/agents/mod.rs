@@ -351,7 +351,8 @@ pub fn apply_update(mut spec: AgentSpec, u: AgentUpdate) -> ApiResult<AgentSpec>
 }
 
 /// Checks a whole agent spec (create, and the merged result of a PATCH).
-pub fn validate(spec: &AgentSpec) -> ApiResult<()> {
+/// `providers`: the sandbox providers this server offers.
+pub fn validate(spec: &AgentSpec, providers: &[String]) -> ApiResult<()> {
     let runtime = spec.runtime.as_str();
     if let Some(model) = &spec.model {
         rules::check_model(runtime, model)
@@ -373,7 +374,7 @@ pub fn validate(spec: &AgentSpec) -> ApiResult<()> {
         );
     }
     rules::check_command(&mut v, runtime, spec.command.as_deref());
-    rules::check_provider(&mut v, spec.provider, spec.runner_id);
+    rules::check_provider(&mut v, spec.provider, spec.runner_id, providers);
     if let Some(policy) = &spec.permission_policy
         && let Err(m) = rules::validate_permission_policy(policy)
     {
@@ -521,7 +522,7 @@ async fn change(
         .await?;
     let current = find(&mut *tx, p.account_id, id).await?;
     let spec = next(current.spec.clone())?;
-    validate(&spec)?;
+    validate(&spec, &state.config().sandbox.providers)?;
     // Limits kept as they were are not judged again by a configuration changed since.
     if spec.execution_limits != current.spec.execution_limits {
         limits::check_agent(&state.config().limits.execution, spec.execution_limits.as_ref())?;
@@ -560,7 +561,7 @@ async fn create(
     Json(req): Json<AgentCreate>,
 ) -> ApiResult<(StatusCode, Data<Agent>)> {
     let spec = AgentSpec::try_from(req)?;
-    validate(&spec)?;
+    validate(&spec, &state.config().sandbox.providers)?;
     limits::check_agent(&state.config().limits.execution, spec.execution_limits.as_ref())?;
     let id = Uuid::now_v7();
     let now = now_micros();
@@ -833,19 +834,32 @@ mod tests {
         assert!(apply_update(base, serde_json::from_value(json!({"name": null})).unwrap()).is_err());
     }
 
+    fn validate_local(spec: &AgentSpec) -> ApiResult<()> {
+        validate(spec, &["local".to_owned()])
+    }
+
+    #[test]
+    fn provider_is_one_the_server_offers() {
+        let container = spec(json!({"name": "a", "runtime": "acp", "command": ["x"], "provider": "container"}));
+        let e = validate_local(&container).unwrap_err();
+        assert!(e.errors.as_ref().unwrap().contains_key("provider"));
+        assert!(validate(&container, &["local".to_owned(), "container".to_owned()]).is_ok());
+    }
+
     #[test]
     fn whole_spec_validation() {
-        assert!(validate(&spec(json!({"name": "a", "runtime": "acp", "command": ["agent"]}))).is_ok());
-        let e = validate(&spec(json!({"name": "a", "runtime": "acp"}))).unwrap_err();
+        assert!(validate_local(&spec(json!({"name": "a", "runtime": "acp", "command": ["agent"]}))).is_ok());
+        let e = validate_local(&spec(json!({"name": "a", "runtime": "acp"}))).unwrap_err();
         assert!(e.errors.as_ref().unwrap().contains_key("command"));
-        let e = validate(&spec(json!({"name": "a", "runtime": "acp", "command": ["x"], "model": "anthropic/x"})))
+        let e = validate_local(&spec(json!({"name": "a", "runtime": "acp", "command": ["x"], "model": "anthropic/x"})))
             .unwrap_err();
         assert_eq!(e.error, "model_invalid");
-        let e =
-            validate(&spec(json!({"name": "a", "runtime": "claude", "session_config": {"model": "x"}}))).unwrap_err();
-        assert_eq!(e.error, "session_config_invalid");
-        let e = validate(&spec(json!({"name": "a", "runtime": "claude", "permission_policy": {"execute": "maybe"}})))
+        let e = validate_local(&spec(json!({"name": "a", "runtime": "claude", "session_config": {"model": "x"}})))
             .unwrap_err();
+        assert_eq!(e.error, "session_config_invalid");
+        let e =
+            validate_local(&spec(json!({"name": "a", "runtime": "claude", "permission_policy": {"execute": "maybe"}})))
+                .unwrap_err();
         assert!(e.errors.as_ref().unwrap().contains_key("permission_policy"));
     }
 }

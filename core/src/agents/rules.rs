@@ -32,18 +32,24 @@ pub fn check_name(v: &mut Validator, name: &str) {
 }
 
 /// `provider` and `runner_id`: a runner agent names its runner, no other
-/// agent names one, and only the providers this build has are chosen.
-pub fn check_provider(v: &mut Validator, provider: Option<MachineProvider>, runner_id: Option<Uuid>) {
+/// agent names one, and only the providers this server offers
+/// (`enabled`, `sandbox.providers`) are chosen.
+pub fn check_provider(
+    v: &mut Validator,
+    provider: Option<MachineProvider>,
+    runner_id: Option<Uuid>,
+    enabled: &[String],
+) {
     match provider {
         Some(MachineProvider::Runner) => {
             v.check(runner_id.is_some(), "runner_id", "is required with provider `runner`")
         }
-        Some(MachineProvider::Container | MachineProvider::Kubernetes) => {
-            v.check(false, "provider", "is not available on this server (available: local, runner)")
-        }
-        Some(MachineProvider::Local) | None => {
-            v.check(runner_id.is_none(), "runner_id", "is only for provider `runner`")
-        }
+        Some(p) if !enabled.iter().any(|e| e == p.as_str()) => v.check(
+            false,
+            "provider",
+            &format!("is not available on this server (available: {}, runner)", enabled.join(", ")),
+        ),
+        Some(_) | None => v.check(runner_id.is_none(), "runner_id", "is only for provider `runner`"),
     }
 }
 

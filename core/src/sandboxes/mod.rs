@@ -39,6 +39,7 @@ use crate::blocklist::AddressRules;
 use crate::error::{ApiError, ApiResult};
 use crate::http::extract::page_limit;
 use crate::http::{Data, Path, Query, ok};
+use crate::provider::container::{ContainerConfig, ContainerProvider};
 use crate::provider::local::{LocalConfig, LocalProvider, net::NetConfig};
 use crate::provider::remote::{RemoteProvider, Routed};
 use crate::provider::{self, MachineState, SandboxProvider};
@@ -136,7 +137,7 @@ async fn status(
 ) -> ApiResult<axum::Json<SandboxStatusResponse>> {
     let row = owned(&state, &p, id).await?;
     let svc = service::service(&state)?;
-    let machine = match svc.provider.state(id).await {
+    let machine = match svc.provider(&row).state(id).await {
         MachineState::Running => MachineStateView::Running,
         MachineState::Stopped => MachineStateView::Stopped,
         MachineState::Missing => MachineStateView::Missing,
@@ -389,6 +390,25 @@ pub fn host_overrides(entries: &[String]) -> Result<Vec<(String, std::net::IpAdd
         .collect()
 }
 
+/// The providers this build has for this host (`runner` machines need none).
+const HOST_PROVIDERS: &[&str] = &["local", "container"];
+
+/// `sandbox.providers` names only providers this build has, and the default is one of them.
+fn check_providers(cfg: &crate::config::SandboxConfig) -> Result<(), String> {
+    let available = HOST_PROVIDERS.join(", ");
+    if let Some(unknown) = cfg.providers.iter().find(|p| !HOST_PROVIDERS.contains(&p.as_str())) {
+        return Err(format!("sandbox.providers: unknown sandbox provider `{unknown}` (available: {available})"));
+    }
+    if !cfg.providers.contains(&cfg.provider) {
+        return Err(format!(
+            "sandbox.provider: `{}` is not among sandbox.providers ({}); available here: {available}",
+            cfg.provider,
+            cfg.providers.join(", ")
+        ));
+    }
+    Ok(())
+}
+
 /// Builds the providers (this host's and the runners'), takes over machines
 /// that outlived the last server, and returns the idle sweeper and the warm
 /// pools' keeper to run as a worker. Fails with a clear message when the host cannot run sandboxes.
@@ -396,15 +416,27 @@ pub async fn start(state: &AppState, addr: SocketAddr) -> Result<impl Future<Out
     let cfg = state.config().sandbox.clone();
     let (api_url, api_alias) = api_url(state, addr);
     let local = local_config(state.config(), &api_url, api_alias, state.extensions.egress.clone())?;
+    check_providers(&cfg)?;
     let sink = Arc::new(egress_log::DbSink::start(state.clone()));
-    let host: Arc<dyn SandboxProvider> = Arc::new(LocalProvider::new(local, sink.clone())?);
-    let remote = RemoteProvider::new(PathBuf::from(&cfg.run_dir).join("runners"), api_url.clone(), sink)?;
+    let remote = RemoteProvider::new(PathBuf::from(&cfg.run_dir).join("runners"), api_url.clone(), sink.clone())?;
     for (machine, runner) in crate::runners::store::placements(&state.db).await.map_err(|e| e.to_string())? {
         remote.place(machine, runner);
     }
     state.put_any(remote.clone());
-    let provider: Arc<dyn SandboxProvider> = Arc::new(Routed { host, remote });
-    state.put_any(Arc::new(Sandboxes::new(provider, api_url, cfg)));
+    let mut providers = Vec::new();
+    for name in &cfg.providers {
+        let host: Arc<dyn SandboxProvider> = match name.as_str() {
+            "local" => Arc::new(LocalProvider::new(local.clone(), sink.clone())?),
+            _ => {
+                let c = &state.config().container;
+                let engine = ContainerConfig { socket: PathBuf::from(&c.socket), image: c.image.clone() };
+                let provider = ContainerProvider::new(local.clone(), &engine, sink.clone()).await;
+                Arc::new(provider.map_err(|e| format!("sandbox provider `container`: {e}"))?)
+            }
+        };
+        providers.push((name.clone(), Arc::new(Routed { host, remote: remote.clone() }) as Arc<dyn SandboxProvider>));
+    }
+    state.put_any(Arc::new(Sandboxes::new(providers, api_url, cfg)));
     let (sweeper, pools) = (service::idle_sweeper(state.clone()), pool::worker(state.clone()));
     Ok(async move {
         tokio::join!(sweeper, pools);

@@ -208,7 +208,7 @@ async fn fill_one(
         account_id: pool.account_id,
         machine_name: &machine_name,
         mode: "ephemeral",
-        provider: svc.provider.name(),
+        provider: svc.chosen(sel.agent.spec.provider),
         agent_id: sel.agent.id,
         environment_id: sel.env.as_ref().map(|e| e.id),
         vault_id: sel.agent.spec.vault_id,
@@ -306,7 +306,7 @@ pub(super) async fn claim(
         environment_id: env.map(|e| e.id),
         fingerprint: env.map(|e| e.build_fingerprint.clone()),
         vault_id,
-        provider: svc.provider.name(),
+        provider: svc.chosen(req.agent.spec.provider),
     };
     let me = pools(state);
     // Two claims may pick the same machine; the one that loses looks again.

@@ -64,8 +64,9 @@ async fn stages(ctx: &Ctx<'_>, current: &Mutex<Option<&'static str>>) -> Result<
         run_stage(ctx, current, "broker", async { Err::<Value, _>(error) }).await?;
     }
     let spec = ctx.svc.spec(ctx.row, ctx.material.env.clone(), NetworkPolicy::Open, machine_broker);
-    let started = ctx.svc.provider.start(&spec).await.map_err(|e| ctx.material.redactor.redact_str(&e.to_string()))?;
-    let sup = ctx.svc.provider.supervisor(ctx.row.id);
+    let started =
+        ctx.svc.provider(ctx.row).start(&spec).await.map_err(|e| ctx.material.redactor.redact_str(&e.to_string()))?;
+    let sup = ctx.svc.provider(ctx.row).supervisor(ctx.row.id);
     let env = ctx.env;
     let repos = env.map(|e| e.repositories.as_slice()).unwrap_or_default();
     if !repos.is_empty() {
@@ -76,7 +77,7 @@ async fn stages(ctx: &Ctx<'_>, current: &Mutex<Option<&'static str>>) -> Result<
     }
     let policy = network_policy(env);
     run_stage(ctx, current, "network", async {
-        ctx.svc.provider.set_network(ctx.row.id, &policy).await.map_err(|e| e.to_string())?;
+        ctx.svc.provider(ctx.row).set_network(ctx.row.id, &policy).await.map_err(|e| e.to_string())?;
         Ok(json!({"networking_type": if policy == NetworkPolicy::Unrestricted { "unrestricted" } else { "limited" }}))
     })
     .await?;

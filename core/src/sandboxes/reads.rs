@@ -62,7 +62,7 @@ async fn run(svc: &Sandboxes, row: &SandboxRow, src: &Source, argv: Vec<String>)
                 timeout_ms: Some(30_000),
                 max_output: Some(MAX_READ_BYTES * 2),
             };
-            svc.provider.supervisor(row.id).exec(&req).await.map_err(unavailable)
+            svc.provider(row).supervisor(row.id).exec(&req).await.map_err(unavailable)
         }
         Source::Snapshot(_) => {
             let env = BTreeMap::from([
@@ -70,7 +70,7 @@ async fn run(svc: &Sandboxes, row: &SandboxRow, src: &Source, argv: Vec<String>)
                 ("PATH".to_owned(), "/usr/local/bin:/usr/bin:/bin".to_owned()),
                 ("LANG".to_owned(), "C.UTF-8".to_owned()),
             ]);
-            svc.provider.exec_offline(row.id, &argv, &env).await.map_err(unavailable)
+            svc.provider(row).exec_offline(row.id, &argv, &env).await.map_err(unavailable)
         }
     }
 }
@@ -108,7 +108,7 @@ fn file_error(code: &str, message: &str, path: &str) -> ApiError {
 
 async fn read_raw(svc: &Sandboxes, row: &SandboxRow, src: &Source, path: &str, want: u64) -> ApiResult<Raw> {
     match src {
-        Source::Live => match svc.provider.supervisor(row.id).read_file(path, want).await {
+        Source::Live => match svc.provider(row).supervisor(row.id).read_file(path, want).await {
             Ok(f) => Ok(Raw { size: f.size, bytes: f.data }),
             Err(sandboxd::client::Error::Remote { code, message }) => Err(file_error(&code, &message, path)),
             Err(e) => Err(unavailable(e)),

@@ -29,7 +29,11 @@ use crate::state::AppState;
 use crate::time_fmt::{now_micros, to_micros};
 
 pub struct Sandboxes {
-    pub provider: Arc<dyn SandboxProvider>,
+    /// The enabled providers by name (`sandbox.providers`); each sends
+    /// machines placed on a runner to that runner.
+    providers: Vec<(String, Arc<dyn SandboxProvider>)>,
+    /// Which of them new machines get unless their agent names one (`sandbox.provider`).
+    default: usize,
     /// `ACS_API_URL` as machines see it.
     pub api_url: String,
     pub cfg: SandboxConfig,
@@ -52,8 +56,43 @@ pub struct LaunchRequest {
 }
 
 impl Sandboxes {
-    pub fn new(provider: Arc<dyn SandboxProvider>, api_url: String, cfg: SandboxConfig) -> Sandboxes {
-        Sandboxes { provider, api_url, cfg, locks: Mutex::new(HashMap::new()) }
+    /// `providers` holds the one named `cfg.provider` (checked at start).
+    pub fn new(providers: Vec<(String, Arc<dyn SandboxProvider>)>, api_url: String, cfg: SandboxConfig) -> Sandboxes {
+        let default = providers.iter().position(|(name, _)| *name == cfg.provider).unwrap_or(0);
+        Sandboxes { providers, default, api_url, cfg, locks: Mutex::new(HashMap::new()) }
+    }
+
+    /// The provider of a sandbox (its row's `provider`).
+    pub fn provider(&self, row: &SandboxRow) -> &dyn SandboxProvider {
+        self.named(&row.provider)
+    }
+
+    /// The provider called `name`; a runner's machines (and a provider no
+    /// longer enabled) go through the default one, which routes runners'.
+    pub fn named(&self, name: &str) -> &dyn SandboxProvider {
+        let found = self.providers.iter().find(|(n, _)| n == name);
+        found.unwrap_or(&self.providers[self.default]).1.as_ref()
+    }
+
+    /// The provider serving machine `id` on this server, else the default
+    /// one: for callers holding only an id, on the hot path of a turn.
+    pub fn serving(&self, id: Uuid) -> &dyn SandboxProvider {
+        let found = self.providers.iter().find(|(_, p)| p.served().contains(&id));
+        found.unwrap_or(&self.providers[self.default]).1.as_ref()
+    }
+
+    pub fn all(&self) -> impl Iterator<Item = &dyn SandboxProvider> {
+        self.providers.iter().map(|(_, p)| p.as_ref())
+    }
+
+    /// The provider a new machine of an agent naming `provider` (if any) gets.
+    pub fn chosen(&self, provider: Option<MachineProvider>) -> &'static str {
+        self.named(provider.map_or(self.cfg.provider.as_str(), |p| p.as_str())).name()
+    }
+
+    /// Whether `name` is one of this server's providers.
+    pub fn offers(&self, name: &str) -> bool {
+        self.providers.iter().any(|(n, _)| n == name)
     }
 
     fn lock(&self, id: Uuid) -> Arc<tokio::sync::Mutex<()>> {
@@ -184,7 +223,7 @@ pub async fn launch(state: &AppState, req: LaunchRequest) -> ApiResult<SandboxRo
         account_id: req.account_id,
         machine_name: &machine_name,
         mode: if mode == SandboxMode::Persistent { "persistent" } else { "ephemeral" },
-        provider: if runner_id.is_some() { "runner" } else { svc.provider.name() },
+        provider: if runner_id.is_some() { "runner" } else { svc.chosen(req.agent.spec.provider) },
         agent_id: req.agent.id,
         environment_id,
         vault_id,
@@ -437,9 +476,9 @@ async fn finish_start(
         Err(error) => {
             tracing::warn!(sandbox = %row.id, "provisioning failed: {error}");
             if row.persistent() {
-                svc.provider.stop(row.id).await;
+                svc.provider(row).stop(row.id).await;
             } else {
-                svc.provider.destroy(row.id).await;
+                svc.provider(row).destroy(row.id).await;
             }
             let _ = revoke_keys(state, row.id).await;
             stage(state, scope, "provision", StageState::Failed, json!({"sandbox_id": row.id, "error": error})).await;
@@ -512,10 +551,10 @@ async fn wake_steps(
         None => None,
     };
     if row.status == SandboxState::Failed && row.persistent() && row.checkpoint_id.is_some() {
-        svc.provider.stop(row.id).await;
+        svc.provider(row).stop(row.id).await;
         stage(state, scope, "checkpoint_restore", StageState::Started, json!({"checkpoint_id": row.checkpoint_id}))
             .await;
-        match svc.provider.restore(row.id).await {
+        match svc.provider(row).restore(row.id).await {
             Ok(()) => stage(state, scope, "checkpoint_restore", StageState::Done, json!({})).await,
             Err(e) => {
                 let error = e.to_string();
@@ -528,7 +567,7 @@ async fn wake_steps(
     callback_env(state, row, &mut m.env).await.map_err(reason)?;
     let broker = machine_broker(state, row).await?;
     let spec = svc.spec(row, m.env, network_policy(env.as_ref()), broker);
-    let started = svc.provider.start(&spec).await.map_err(|e| m.redactor.redact_str(&e.to_string()))?;
+    let started = svc.provider(row).start(&spec).await.map_err(|e| m.redactor.redact_str(&e.to_string()))?;
     Ok(started.url)
 }
 
@@ -562,10 +601,10 @@ pub async fn park(state: &AppState, id: Uuid) -> ApiResult<()> {
     // A place under the ceilings freed: the sandbox queue may start what waits.
     state.queue.wake();
     crate::credits::meter::settle(state, id).await;
-    svc.provider.stop(id).await;
+    svc.provider(&row).stop(id).await;
     revoke_keys(state, id).await?;
     let scope = scope(state, &row, None).await;
-    match svc.provider.checkpoint(id).await {
+    match svc.provider(&row).checkpoint(id).await {
         Ok(ck) => {
             store::set_checkpoint(&state.db, id, &ck.id, to_micros(ck.at)).await?;
             stage(state, &scope, "checkpoint", StageState::Done, json!({"checkpoint_id": ck.id})).await;
@@ -585,7 +624,9 @@ pub(super) async fn reclaim_pooled(state: &AppState, id: Uuid) -> ApiResult<bool
         return Ok(false);
     }
     state.queue.wake();
-    svc.provider.destroy(id).await;
+    if let Some(row) = store::get(&state.db, id).await? {
+        svc.provider(&row).destroy(id).await;
+    }
     revoke_keys(state, id).await?;
     Ok(true)
 }
@@ -619,7 +660,7 @@ async fn reclaim_locked(state: &AppState, svc: &Sandboxes, row: &SandboxRow, end
     }
     state.queue.wake();
     crate::credits::meter::settle(state, row.id).await;
-    svc.provider.destroy(row.id).await;
+    svc.provider(row).destroy(row.id).await;
     // An agent a warm pool started on it and no turn took goes with it.
     if let Some(hooks) = state.get::<super::pool::PoolHooks>() {
         (hooks.retired)(state, row.id);
@@ -663,7 +704,7 @@ pub async fn reset(state: &AppState, row: &SandboxRow) -> ApiResult<()> {
 pub async fn take_over(state: &AppState, id: Uuid) {
     let Ok(svc) = service(state) else { return };
     let row = match store::get(&state.db, id).await {
-        Ok(Some(row)) if row.provider == svc.provider.name() || row.runner_id.is_some() => row,
+        Ok(Some(row)) if svc.offers(&row.provider) || row.runner_id.is_some() => row,
         Ok(_) => return,
         Err(e) => {
             tracing::error!(sandbox = %id, "take over: could not read the sandbox: {e}");
@@ -674,7 +715,7 @@ pub async fn take_over(state: &AppState, id: Uuid) {
     let _held = lock.lock().await;
     let scope = scope(state, &row, None).await;
     if row.status != SandboxState::Ready {
-        svc.provider.stop(row.id).await;
+        svc.provider(&row).stop(row.id).await;
         let error = "provisioning was cut short by a server restart";
         stage(state, &scope, "provision", StageState::Failed, json!({"error": error})).await;
         let _ = store::set_failed(&state.db, row.id, error).await;
@@ -696,7 +737,7 @@ pub async fn take_over(state: &AppState, id: Uuid) {
         }
     };
     let spec = svc.spec(&row, BTreeMap::new(), network_policy(env.as_ref()), broker);
-    match svc.provider.reattach(&spec).await {
+    match svc.provider(&row).reattach(&spec).await {
         Ok(true) => stage(state, &scope, "reattach", StageState::Done, json!({})).await,
         outcome => {
             let error = match outcome {
@@ -727,9 +768,11 @@ pub async fn idle_sweeper(state: AppState) {
             _ = tokio::time::sleep(every) => {}
         }
         if !watchdog.is_zero() {
-            for id in svc.provider.served() {
-                if let Err(e) = svc.provider.supervisor(id).ping().await {
-                    tracing::debug!(sandbox = %id, "keepalive ping: {e}");
+            for provider in svc.all() {
+                for id in provider.served() {
+                    if let Err(e) = provider.supervisor(id).ping().await {
+                        tracing::debug!(sandbox = %id, "keepalive ping: {e}");
+                    }
                 }
             }
         }

@@ -63,6 +63,7 @@ pub struct Config {
     pub oauth: OAuthConfig,
     pub cors: CorsConfig,
     pub broker: BrokerConfig,
+    pub container: ContainerConfig,
     /// Runtime flags by name; each compiled-in extension has one.
     pub features: BTreeMap<String, bool>,
     /// Sections owned by extensions, checked by each extension at start.
@@ -205,6 +206,22 @@ pub struct SandboxConfig {
     /// Machines kept built, with their agent started, for new conversations to claim
     /// (docs/scale.md, "Warm pools").
     pub warm_pools: Vec<WarmPoolConfig>,
+}
+
+/// The `container` sandbox provider (`[container]`, docs/sandboxes.md).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ContainerConfig {
+    /// The Docker Engine API socket of Podman's service (`podman system service`).
+    pub socket: String,
+    /// The machine image; imported into the engine when it lacks it (docs/sandboxes.md).
+    pub image: String,
+}
+
+impl Default for ContainerConfig {
+    fn default() -> Self {
+        ContainerConfig { socket: "/run/podman/podman.sock".into(), image: "localhost/acs-machine:1".into() }
+    }
 }
 
 /// One warm pool (`[[sandbox.warm_pools]]`). A pool belongs to one account and
@@ -490,6 +507,7 @@ impl Default for Config {
             oauth: OAuthConfig::default(),
             cors: CorsConfig::default(),
             broker: BrokerConfig::default(),
+            container: ContainerConfig::default(),
             log: LogConfig::default(),
             features: BTreeMap::new(),
             extensions: BTreeMap::new(),

@@ -7,6 +7,7 @@
 //! start, stop, snapshot and connect to a machine. `docs/sandboxes.md`
 //! describes how the `container` and `kubernetes` providers fit this trait.
 
+pub mod container;
 pub mod local;
 pub mod remote;
 

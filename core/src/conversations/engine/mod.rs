@@ -599,7 +599,7 @@ async fn turn_ctx(
         transcript: Transcript::new(material.redactor),
         machine_env: material.env,
         live: engine(state).live(conv.id),
-        sup: svc.provider.supervisor(sandbox_id),
+        sup: svc.provider(&row).supervisor(sandbox_id),
         started: Instant::now(),
         config_options: None,
         policy: turn_policy(state, conv).await,
@@ -843,7 +843,7 @@ pub async fn with_agent_stopped<T>(
     if let (Some(m), Ok(svc)) = (machine_of(state, conv).await?, machines::service(state))
         && m.status == SandboxState::Ready
     {
-        session::kill(&svc.provider.supervisor(m.id), &session::process_name(conv.id)).await;
+        session::kill(&svc.provider(&m).supervisor(m.id), &session::process_name(conv.id)).await;
     }
     store::set_session(&state.db, conv.id, None, None).await?;
     Ok(out)
@@ -914,7 +914,7 @@ fn interrupt_here(state: &AppState, conv: &ConversationRow) -> bool {
         let _ = control.cancel();
     }
     if let (Some(sandbox_id), Ok(svc)) = (conv.sandbox_id, machines::service(state)) {
-        let sup = svc.provider.supervisor(sandbox_id);
+        let sup = svc.serving(sandbox_id).supervisor(sandbox_id);
         let (st, id) = (state.clone(), conv.id);
         tokio::spawn(async move {
             tokio::time::sleep(INTERRUPT_GRACE).await;
@@ -1052,7 +1052,7 @@ pub async fn terminate(state: &AppState, conv: &ConversationRow) -> ApiResult<()
     if let (Some(m), Ok(svc)) = (machine.as_ref(), machines::service(state))
         && m.status == SandboxState::Ready
     {
-        session::kill(&svc.provider.supervisor(m.id), &session::process_name(conv.id)).await;
+        session::kill(&svc.provider(m).supervisor(m.id), &session::process_name(conv.id)).await;
     }
     // The turn task (if any) ends with the process; its end is recorded interrupted.
     if let Ok(Some(t)) = store::running_turn(&state.db, conv.id).await {

@@ -86,7 +86,7 @@ async fn start(state: &AppState, row: &SandboxRow, agent: &Agent) -> Result<Warm
     let material = super::agent_material(state, row, inference.credential.as_ref()).await?;
     let (program, auth_env) = super::agent_program(state, agent, None, &material.env, &inference)?;
     let digest = digest(&program);
-    let sup = machines::service(state).map_err(machines::reason)?.provider.supervisor(row.id);
+    let sup = machines::service(state).map_err(machines::reason)?.provider(row).supervisor(row.id);
     let place = (row.id, row.last_resumed_at);
     let (session, handshake) = session::open(&sup, &process_name(row.id), place, program, &auth_env)
         .await

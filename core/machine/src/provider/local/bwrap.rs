@@ -88,7 +88,7 @@ pub const AGENT_UID: u32 = 1000;
 pub const SANDBOXD_PATH: &str = "/opt/acs/sandboxd";
 
 /// Host `/etc` entries a machine sees (read-only, when present).
-const ETC_BINDS: &[&str] = &[
+pub const ETC_BINDS: &[&str] = &[
     "alternatives",
     "ssl",
     "ca-certificates",
@@ -112,17 +112,19 @@ const ETC_BINDS: &[&str] = &[
     "login.defs",
 ];
 
-/// The generated `/etc` files of a machine.
-pub fn etc_files(hostname: &str) -> Vec<(&'static str, String)> {
+/// The generated `/etc` files of a machine whose agent is `agent_uid`
+/// inside (`AGENT_UID` under bwrap; the host uid itself in a container,
+/// which has no user namespace of its own).
+pub fn etc_files(hostname: &str, agent_uid: u32) -> Vec<(&'static str, String)> {
     vec![
         (
             "passwd",
             format!(
-                "root:x:0:0:root:/root:/bin/bash\nagent:x:{AGENT_UID}:{AGENT_UID}:agent:/home/agent:/bin/bash\n\
+                "root:x:0:0:root:/root:/bin/bash\nagent:x:{agent_uid}:{agent_uid}:agent:/home/agent:/bin/bash\n\
                  nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
             ),
         ),
-        ("group", format!("root:x:0:\nagent:x:{AGENT_UID}:\nnogroup:x:65534:\n")),
+        ("group", format!("root:x:0:\nagent:x:{agent_uid}:\nnogroup:x:65534:\n")),
         ("hostname", format!("{hostname}\n")),
         ("hosts", format!("127.0.0.1 localhost {hostname}\n::1 localhost\n")),
     ]
@@ -193,7 +195,7 @@ pub fn args(
         let host = format!("/etc/{name}");
         push(&[&"--ro-bind-try", &host, &host]);
     }
-    for (name, _) in etc_files(hostname) {
+    for (name, _) in etc_files(hostname, AGENT_UID) {
         let host = layout.etc().join(name);
         let inside = format!("/etc/{name}");
         push(&[&"--ro-bind", &host, &inside]);
@@ -308,7 +310,7 @@ mod tests {
 
     #[test]
     fn generated_etc_names_the_machine() {
-        let files = etc_files("acs-1234abcd-x");
+        let files = etc_files("acs-1234abcd-x", AGENT_UID);
         let hosts = &files.iter().find(|(n, _)| *n == "hosts").unwrap().1;
         assert!(hosts.contains("acs-1234abcd-x"));
         let passwd = &files.iter().find(|(n, _)| *n == "passwd").unwrap().1;

@@ -40,6 +40,7 @@ use self::checkpoint::Checkpointer;
 use self::disk::Disks;
 use self::net::{HostNet, Lease, NetConfig};
 use self::owner::Owners;
+use super::container::engine::{self, Engine};
 use super::{
     BoxFut, CheckpointInfo, ExecOutput, Limits, MachineSpec, MachineState, NetworkPolicy, ProviderError,
     ProviderResult, SandboxProvider, Started, Supervisor,
@@ -99,6 +100,8 @@ struct Live {
 
 pub struct LocalProvider {
     cfg: LocalConfig,
+    /// Machines are containers of this engine instead of bwrap trees (the `container` provider).
+    engine: Option<Arc<Engine>>,
     net: HostNet,
     cgroups: Option<Cgroups>,
     checkpointer: Checkpointer,
@@ -299,6 +302,15 @@ fn enter_machine(netns_fd: i32, procs: &[CString], keep: &[i32], uid: u32) -> io
 
 impl LocalProvider {
     pub fn new(cfg: LocalConfig, sink: Arc<dyn EgressSink>) -> Result<LocalProvider, String> {
+        Self::with_engine(cfg, sink, None)
+    }
+
+    /// With `engine`, machines are its containers (limits are then the engine's, not a cgroup of ours).
+    pub(crate) fn with_engine(
+        cfg: LocalConfig,
+        sink: Arc<dyn EgressSink>,
+        engine: Option<Arc<Engine>>,
+    ) -> Result<LocalProvider, String> {
         check_host(&cfg)?;
         // Root only: disks, checkpoints and records are nobody else's business.
         mkdir(&cfg.machines_dir, 0o700)
@@ -310,13 +322,14 @@ impl LocalProvider {
         let disks = Disks::new(&cfg.machines_dir, cfg.disk_mb)?;
         let owners = Owners::new(&cfg.net.lease_dir, cfg.uid_base);
         let net = HostNet::init(cfg.net.clone())?;
-        let cgroups = Cgroups::detect();
-        if cgroups.is_none() {
+        let cgroups = if engine.is_some() { None } else { Cgroups::detect() };
+        if cgroups.is_none() && engine.is_none() {
             tracing::warn!("cgroups are not usable here: sandboxes run without memory, CPU and process limits");
         }
         let checkpointer = Checkpointer::probe(&cfg.machines_dir);
         Ok(LocalProvider {
             cfg,
+            engine,
             net,
             cgroups,
             checkpointer,
@@ -424,6 +437,7 @@ impl LocalProvider {
         let _lock = disk::lock(layout).await?;
         let (disks, owners, layout, id) = (self.disks.clone(), self.owners.clone(), layout.clone(), id);
         let hostname = hostname.to_owned();
+        let container = self.engine.is_some();
         let uid = tokio::task::spawn_blocking(move || -> io::Result<u32> {
             if fresh {
                 remove_disk(&layout)?;
@@ -436,7 +450,11 @@ impl LocalProvider {
             disks.attach(&layout, uid)?;
             disk::settle(&layout, uid)?;
             fs::write(layout.hostname(), format!("{hostname}\n"))?;
-            write_etc(&layout, &hostname)?;
+            write_etc(&layout, &hostname, if container { uid } else { bwrap::AGENT_UID })?;
+            if container {
+                // The supervisor binds its socket there itself, as the machine's uid.
+                std::os::unix::fs::chown(layout.ctl(), Some(uid), Some(uid))?;
+            }
             Ok(uid)
         })
         .await
@@ -467,6 +485,9 @@ impl LocalProvider {
         if !self.sandboxd.is_file() {
             // Something cleared the run directory (an operator, a reboot's tmpfs): put it back.
             install_sandboxd(&self.cfg.sandboxd, &self.cfg.run_dir).map_err(ProviderError::Host)?;
+        }
+        if let Some(engine) = &self.engine {
+            return self.launch_container(engine, spec, layout, lease, uid, &env, &binds).await;
         }
         let netns = File::open(&lease.netns_path)?;
         let info = File::create(layout.info())?;
@@ -519,12 +540,83 @@ impl LocalProvider {
         }
     }
 
+    /// The machine as a container of `engine`: its init's host pid is
+    /// recorded where bwrap's would be, so that finding the supervisor,
+    /// reattach and a kill without a server stay the same.
+    #[allow(clippy::too_many_arguments)]
+    async fn launch_container(
+        &self,
+        engine: &Arc<Engine>,
+        spec: &MachineSpec,
+        layout: &Layout,
+        lease: &Lease,
+        uid: u32,
+        env: &BTreeMap<String, String>,
+        binds: &[(PathBuf, String)],
+    ) -> ProviderResult<Peer> {
+        let launch = engine::Launch {
+            id: spec.id,
+            hostname: &spec.hostname,
+            uid,
+            env,
+            binds: super::container::binds(layout, uid, &self.sandboxd, binds),
+            entrypoint: super::container::entrypoint(layout, self.cfg.watchdog_seconds),
+            limits: &spec.limits,
+            netns: &lease.netns_path,
+            workdir: "/workspace",
+            log: &layout.log(),
+        };
+        // Recorded in the start's own task, so that a kill finds the init whatever becomes of this caller.
+        let info = layout.info();
+        let pid =
+            engine.run(launch, move |pid| fs::write(info, serde_json::json!({ "child-pid": pid }).to_string())).await?;
+        let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
+        let mut daemon_seen = false;
+        loop {
+            // The init's first child is the daemon: nothing else runs in the machine yet.
+            if !daemon_seen
+                && let [(_, inside)] = init_children(pid, uid).as_slice()
+                && layout.socket().exists()
+            {
+                let info = serde_json::json!({ "child-pid": pid, "daemon-pid": inside.parse::<u64>().ok() });
+                fs::write(layout.info(), info.to_string())?;
+                // The socket and its directory become root's, as a bwrap machine's are: the agent,
+                // though the daemon's uid, can then neither reach, move nor replace them.
+                for path in [layout.socket(), layout.ctl()] {
+                    std::os::unix::fs::chown(&path, Some(0), Some(0))?;
+                }
+                daemon_seen = true;
+            }
+            if daemon_seen
+                && let Some(peer) = supervisor_peer(layout, uid)
+                && Supervisor::new(layout.socket()).with_peer(peer).ping().await.is_ok()
+            {
+                return Ok(peer);
+            }
+            // Not `is_machine_init`: the runtime's own process may not have executed the supervisor yet.
+            if !Path::new(&format!("/proc/{pid}")).exists() {
+                return Err(ProviderError::Host(format!("the machine exited at start: {}", log_tail(&layout.log()))));
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Err(ProviderError::Supervisor(format!(
+                    "no answer within {} s: {}",
+                    READY_TIMEOUT.as_secs(),
+                    log_tail(&layout.log())
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+    }
+
     async fn stop_machine(&self, id: Uuid) {
         let layout = self.layout(id);
         let live = self.take_live(id);
         self.set_peer(id, None);
         let cgroup = self.cgroups.as_ref().and_then(|c| c.open(&id.to_string()));
         kill(&layout, cgroup.as_ref()).await;
+        if let Some(engine) = &self.engine {
+            engine.remove(id).await;
+        }
         if layout.root.is_dir() {
             match disk::lock(&layout).await {
                 Ok(_lock) => disk::unmount(&layout.mount()),
@@ -557,7 +649,7 @@ impl LocalProvider {
             tokio::task::spawn_blocking(move || -> io::Result<bool> {
                 mkdir(&layout.run(), 0o711)?;
                 mkdir(&layout.etc(), 0o755)?;
-                write_etc(&layout, &hostname)?;
+                write_etc(&layout, &hostname, bwrap::AGENT_UID)?;
                 if disk::is_mounted(&layout.mount()) {
                     return Ok(false);
                 }
@@ -655,8 +747,8 @@ fn trust_broker(
     Ok(vec![(bundle, SYSTEM_BUNDLE.into()), (ca, BROKER_CA.into())])
 }
 
-fn write_etc(layout: &Layout, hostname: &str) -> io::Result<()> {
-    for (name, content) in bwrap::etc_files(hostname) {
+fn write_etc(layout: &Layout, hostname: &str, agent_uid: u32) -> io::Result<()> {
+    for (name, content) in bwrap::etc_files(hostname, agent_uid) {
         fs::write(layout.etc().join(name), content)?;
     }
     Ok(())
@@ -720,20 +812,38 @@ fn is_machine_init(pid: i32) -> bool {
 }
 
 /// The machine's supervisor as the host sees it: the child of the
-/// machine's init that is pid 2 in the machine (the daemon the supervisor's
-/// init forked first; orphans the init adopts can never be 2 while it
-/// lives), running as the machine's uid. Read from `/proc` once per start or
-/// reattach; every connection then compares the socket's peer with it.
+/// machine's init that is the daemon's pid in the machine (2 under bwrap:
+/// the daemon the supervisor's init forked first; a container's runtime
+/// may use a few pids first, so its start records the one it saw; orphans
+/// the init adopts can never take it while the daemon lives), running as
+/// the machine's uid. Read from `/proc` once per start or reattach; every
+/// connection then compares the socket's peer with it.
 fn supervisor_peer(layout: &Layout, uid: u32) -> Option<Peer> {
     let init = init_pid(layout)?;
-    let children = fs::read_to_string(format!("/proc/{init}/task/{init}/children")).ok()?;
-    children.split_whitespace().filter_map(|c| c.parse::<i32>().ok()).find_map(|pid| {
-        let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-        let field = |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).map(str::to_owned);
-        let real_uid: u32 = field("Uid:")?.split_whitespace().next()?.parse().ok()?;
-        let inside = field("NSpid:")?.split_whitespace().last()?.to_owned();
-        (real_uid == uid && inside == "2").then_some(Peer { uid, pid })
-    })
+    let want = recorded_daemon_pid(layout).unwrap_or(2).to_string();
+    init_children(init, uid).into_iter().find_map(|(pid, inside)| (inside == want).then_some(Peer { uid, pid }))
+}
+
+/// The children of `init` running as `uid`: (host pid, pid in the machine).
+fn init_children(init: i32, uid: u32) -> Vec<(i32, String)> {
+    let children = fs::read_to_string(format!("/proc/{init}/task/{init}/children")).unwrap_or_default();
+    children
+        .split_whitespace()
+        .filter_map(|c| c.parse::<i32>().ok())
+        .filter_map(|pid| {
+            let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+            let field = |name: &str| status.lines().find_map(|l| l.strip_prefix(name)).map(str::to_owned);
+            let real_uid: u32 = field("Uid:")?.split_whitespace().next()?.parse().ok()?;
+            let inside = field("NSpid:")?.split_whitespace().last()?.to_owned();
+            (real_uid == uid).then_some((pid, inside))
+        })
+        .collect()
+}
+
+/// The daemon's pid in the machine, when its start recorded one (containers).
+fn recorded_daemon_pid(layout: &Layout) -> Option<u64> {
+    let text = fs::read_to_string(layout.info()).ok()?;
+    serde_json::from_str::<serde_json::Value>(&text).ok()?.get("daemon-pid")?.as_u64()
 }
 
 impl SandboxProvider for LocalProvider {

@@ -64,73 +64,82 @@ const NAMESPACE_FLAGS: u32 = (libc::CLONE_NEWNS
     | libc::CLONE_NEWNET
     | 0x0000_0080/* CLONE_NEWTIME */) as u32;
 
+/// A system call's number and its `libc` constant's name (`SYS_<name>`),
+/// for the container provider's profile, which names calls.
+type Call = (libc::c_long, &'static str);
+
+macro_rules! calls {
+    ($($(#[$attr:meta])* $name:ident),* $(,)?) => {
+        &[$($(#[$attr])* (libc::$name, stringify!($name))),*]
+    };
+}
+
 /// Refused with `EPERM`.
-const DENIED: &[libc::c_long] = &[
+const DENIED: &[Call] = calls![
     // Mounts and namespaces other than through clone/unshare.
-    libc::SYS_mount,
-    libc::SYS_umount2,
-    libc::SYS_pivot_root,
-    libc::SYS_setns,
-    libc::SYS_open_tree,
-    libc::SYS_move_mount,
-    libc::SYS_fsopen,
-    libc::SYS_fsconfig,
-    libc::SYS_fsmount,
-    libc::SYS_fspick,
-    libc::SYS_mount_setattr,
+    SYS_mount,
+    SYS_umount2,
+    SYS_pivot_root,
+    SYS_setns,
+    SYS_open_tree,
+    SYS_move_mount,
+    SYS_fsopen,
+    SYS_fsconfig,
+    SYS_fsmount,
+    SYS_fspick,
+    SYS_mount_setattr,
     // The kernel keyring, eBPF, perf events, userfaultfd: large, often-exploited surfaces.
-    libc::SYS_add_key,
-    libc::SYS_request_key,
-    libc::SYS_keyctl,
-    libc::SYS_bpf,
-    libc::SYS_perf_event_open,
-    libc::SYS_userfaultfd,
-    libc::SYS_fanotify_init,
+    SYS_add_key,
+    SYS_request_key,
+    SYS_keyctl,
+    SYS_bpf,
+    SYS_perf_event_open,
+    SYS_userfaultfd,
+    SYS_fanotify_init,
     // Loading code into the kernel or replacing it.
-    libc::SYS_init_module,
-    libc::SYS_finit_module,
-    libc::SYS_delete_module,
-    libc::SYS_kexec_load,
-    libc::SYS_kexec_file_load,
+    SYS_init_module,
+    SYS_finit_module,
+    SYS_delete_module,
+    SYS_kexec_load,
+    SYS_kexec_file_load,
     // Host-wide state.
-    libc::SYS_reboot,
-    libc::SYS_swapon,
-    libc::SYS_swapoff,
-    libc::SYS_acct,
-    libc::SYS_syslog,
-    libc::SYS_settimeofday,
-    libc::SYS_clock_settime,
-    libc::SYS_clock_adjtime,
-    libc::SYS_quotactl,
-    libc::SYS_quotactl_fd,
+    SYS_reboot,
+    SYS_swapon,
+    SYS_swapoff,
+    SYS_acct,
+    SYS_syslog,
+    SYS_settimeofday,
+    SYS_clock_settime,
+    SYS_clock_adjtime,
+    SYS_quotactl,
+    SYS_quotactl_fd,
     // Opening files by handle walks past the mount namespace (the "shocker" escape).
-    libc::SYS_open_by_handle_at,
-    libc::SYS_name_to_handle_at,
-    libc::SYS_lookup_dcookie,
-    libc::SYS_vhangup,
+    SYS_open_by_handle_at,
+    SYS_name_to_handle_at,
+    SYS_lookup_dcookie,
+    SYS_vhangup,
     #[cfg(target_arch = "x86_64")]
-    libc::SYS_iopl,
+    SYS_iopl,
     #[cfg(target_arch = "x86_64")]
-    libc::SYS_ioperm,
+    SYS_ioperm,
     #[cfg(target_arch = "x86_64")]
-    libc::SYS_uselib,
+    SYS_uselib,
     #[cfg(target_arch = "x86_64")]
-    libc::SYS_ustat,
+    SYS_ustat,
     #[cfg(target_arch = "x86_64")]
-    libc::SYS_sysfs,
+    SYS_sysfs,
     #[cfg(target_arch = "x86_64")]
-    libc::SYS__sysctl,
+    SYS__sysctl,
     #[cfg(target_arch = "x86_64")]
-    libc::SYS_nfsservctl,
+    SYS_nfsservctl,
 ];
 
 /// Refused with `ENOSYS`: callers fall back (glibc from `clone3` to
 /// `clone`, whose flags the filter can read; libuv from io_uring to threads).
-const UNSUPPORTED: &[libc::c_long] =
-    &[libc::SYS_clone3, libc::SYS_io_uring_setup, libc::SYS_io_uring_enter, libc::SYS_io_uring_register];
+const UNSUPPORTED: &[Call] = calls![SYS_clone3, SYS_io_uring_setup, SYS_io_uring_enter, SYS_io_uring_register];
 
 /// Calls refused when their first argument asks for a new namespace.
-const NAMESPACING: &[libc::c_long] = &[libc::SYS_clone, libc::SYS_unshare];
+const NAMESPACING: &[Call] = calls![SYS_clone, SYS_unshare];
 
 /// A jump target, resolved when the program is assembled.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -170,9 +179,9 @@ pub fn program() -> Vec<Insn> {
     ];
     #[cfg(target_arch = "x86_64")]
     ops.push(Op::JgeTo(X32_BIT, Label::Enosys));
-    ops.extend(UNSUPPORTED.iter().map(|nr| Op::JeqTo(*nr as u32, Label::Enosys)));
-    ops.extend(NAMESPACING.iter().map(|nr| Op::JeqTo(*nr as u32, Label::Namespaces)));
-    ops.extend(DENIED.iter().map(|nr| Op::JeqTo(*nr as u32, Label::Eperm)));
+    ops.extend(UNSUPPORTED.iter().map(|(nr, _)| Op::JeqTo(*nr as u32, Label::Enosys)));
+    ops.extend(NAMESPACING.iter().map(|(nr, _)| Op::JeqTo(*nr as u32, Label::Namespaces)));
+    ops.extend(DENIED.iter().map(|(nr, _)| Op::JeqTo(*nr as u32, Label::Eperm)));
     ops.push(ret(RET_ALLOW));
     ops.push(Op::Mark(Label::Namespaces));
     ops.push(ld(OFF_ARG0_LO));
@@ -228,6 +237,34 @@ pub fn program_bytes() -> Vec<u8> {
             b
         })
         .collect()
+}
+
+/// The same refusals as an OCI seccomp profile (what container engines
+/// take): every call allowed but these, refused with the same errors; a
+/// namespace flag refused one rule per flag, as a profile's argument test
+/// is a masked equality. What it cannot say: x32 numbers, which the
+/// runtime kills as a foreign architecture's instead of answering `ENOSYS`.
+pub fn oci_profile() -> serde_json::Value {
+    let names = |list: &[Call]| -> Vec<&'static str> {
+        list.iter().map(|(_, name)| name.strip_prefix("SYS_").unwrap_or(name)).collect()
+    };
+    let mut rules = vec![
+        serde_json::json!({"names": names(DENIED), "action": "SCMP_ACT_ERRNO", "errnoRet": libc::EPERM}),
+        serde_json::json!({"names": names(UNSUPPORTED), "action": "SCMP_ACT_ERRNO", "errnoRet": libc::ENOSYS}),
+    ];
+    for bit in (0..32).map(|b| 1u32 << b).filter(|b| NAMESPACE_FLAGS & b != 0) {
+        rules.push(serde_json::json!({
+            "names": names(NAMESPACING),
+            "action": "SCMP_ACT_ERRNO",
+            "errnoRet": libc::EPERM,
+            "args": [{"index": 0, "value": bit, "valueTwo": bit, "op": "SCMP_CMP_MASKED_EQ"}],
+        }));
+    }
+    #[cfg(target_arch = "x86_64")]
+    let arch = "SCMP_ARCH_X86_64";
+    #[cfg(target_arch = "aarch64")]
+    let arch = "SCMP_ARCH_AARCH64";
+    serde_json::json!({"defaultAction": "SCMP_ACT_ALLOW", "architectures": [arch], "syscalls": rules})
 }
 
 #[cfg(test)]
@@ -312,6 +349,23 @@ mod tests {
         assert_eq!(verdict(libc::SYS_read, 0, 0x4000_0003), RET_KILL_PROCESS);
         #[cfg(target_arch = "x86_64")]
         assert_eq!(run(libc::SYS_mount | X32_BIT as libc::c_long, 0), ENOSYS);
+    }
+
+    #[test]
+    fn the_oci_profile_names_the_same_calls() {
+        let profile = oci_profile();
+        let rules = profile["syscalls"].as_array().unwrap();
+        let denied = rules[0]["names"].as_array().unwrap();
+        assert_eq!(denied.len(), DENIED.len());
+        for name in ["mount", "setns", "keyctl", "bpf", "open_by_handle_at"] {
+            assert!(denied.iter().any(|n| n == name), "{name}");
+        }
+        assert_eq!(rules[1]["errnoRet"], libc::ENOSYS);
+        assert!(rules[1]["names"].as_array().unwrap().iter().any(|n| n == "clone3"));
+        // One rule per namespace flag: CLONE_NEWUSER among them.
+        let user = libc::CLONE_NEWUSER as u32;
+        assert!(rules.iter().any(|r| r["args"][0]["value"] == user && r["names"][1] == "unshare"));
+        assert_eq!(rules.len(), 2 + NAMESPACE_FLAGS.count_ones() as usize);
     }
 
     #[test]
