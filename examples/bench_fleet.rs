@@ -1,7 +1,8 @@
 //! Benchmark of starting machines (docs/scale.md), in one run: create to the
 //! first command's output, sequential and as a burst of 100 at once, for a
 //! new `local` machine and for a claim from a warm pool, with a bare
-//! `bwrap ... /bin/true` beside them; a burst of 100 conversations created
+//! `bwrap ... /bin/true` beside them (and for a `container` machine, with a
+//! bare `podman run` beside it, when Podman's service answers); a burst of 100 conversations created
 //! with a prompt at once, claiming from a warm pool, each to its first output
 //! on SSE; the memory a warm machine holds (machines per GB) and what an idle
 //! pool costs the server. Needs root and scripts/setup. Run through
@@ -27,7 +28,8 @@ use uuid::Uuid;
 #[path = "util/mod.rs"]
 mod util;
 use util::{
-    bare_bwrap, bench_account, burst_of_creates, env_or, launch_request, percentile, pss_of, purge, ready, start_server,
+    bare_bwrap, bench_account, burst_of_creates, env_or, launch_request, machine_pss_kib, percentile, purge, ready,
+    start_server,
 };
 
 const AGENT: &str = "/opt/acs/bin/scripted-agent";
@@ -81,6 +83,30 @@ async fn wait_warm(state: &AppState, n: usize) -> f64 {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     t.elapsed().as_secs_f64()
+}
+
+/// Wall times (ms) of a bare `podman run` of the machines' image, `runs` after one discarded.
+fn bare_podman_run(runs: usize) -> Vec<f64> {
+    let image = acs::core::config::ContainerConfig::default().image;
+    // This kind of host refuses podman's default rlimits (root lacks CAP_SYS_RESOURCE): lower ones.
+    let args = ["--runtime", "runc", "run", "--rm", "--network", "none", "--ulimit", "nofile=1024:20000"];
+    let nproc = ["--ulimit", "nproc=1000:1000"];
+    (0..=runs)
+        .map(|_| {
+            let t = Instant::now();
+            let ok = std::process::Command::new("podman")
+                .args(args)
+                .args(nproc)
+                .args(["-v", "/usr:/usr:ro", &image, "/usr/bin/true"])
+                .stdout(std::process::Stdio::null())
+                .status()
+                .expect("podman")
+                .success();
+            assert!(ok, "podman run {image}");
+            t.elapsed().as_secs_f64() * 1000.0
+        })
+        .skip(1)
+        .collect()
 }
 
 /// The server's CPU time so far (user + system, ms).
@@ -142,6 +168,25 @@ async fn main() {
     let mut local_burst = burst_to_command(&running.state, account_id, &agent, burst).await;
     running.shutdown().await.unwrap();
 
+    // 1b. the `container` provider (Podman), when an engine answers: bare `podman run` beside it.
+    let engine = std::os::unix::net::UnixStream::connect(acs::core::config::ContainerConfig::default().socket).is_ok();
+    let container_runs = runs.min(10);
+    let (mut bare_podman, mut container, mut container_burst) = (Vec::new(), Vec::new(), Vec::new());
+    if engine {
+        let mut with_container = settings.clone();
+        with_container.push(("sandbox.provider", json!("container")));
+        with_container.push(("sandbox.providers", json!(["local", "container"])));
+        let running = start_server(&db_url, &dir, &with_container).await;
+        bare_podman = bare_podman_run(container_runs);
+        for _ in 0..container_runs {
+            let (ms, id) = create_to_command(&running.state, account_id, &agent).await;
+            container.push(ms);
+            sandboxes::reclaim(&running.state, id).await.unwrap();
+        }
+        container_burst = burst_to_command(&running.state, account_id, &agent, burst.min(20)).await;
+        running.shutdown().await.unwrap();
+    }
+
     // 2. the same from a warm pool: one of `burst` machines, refilled between sequential claims.
     let pool = json!([{"name": "bench", "account_id": account_id, "agent_id": agent_id, "size": burst}]);
     settings.push(("sandbox.warm_pools", pool));
@@ -159,7 +204,14 @@ async fn main() {
     // What a full idle pool holds and costs: its machines' memory, the server's CPU over 10 s.
     wait_warm(&state, burst).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let (machines, machines_kib) = pss_of(&["bwrap", "sandboxd", "scripted-agent"]);
+    // Every process of each pooled machine: bwrap, its supervisor and the agent under it.
+    let mut machines_kib = 0;
+    for m in store::pooled_here(&state.db, state.events.server()).await.unwrap() {
+        let info = std::fs::read_to_string(dir.join("sandboxes/machines").join(m.id.to_string()).join("bwrap.json"));
+        let info: Value = serde_json::from_str(&info.unwrap()).unwrap();
+        let init = info["child-pid"].as_i64().unwrap() as i32;
+        machines_kib += machine_pss_kib(init);
+    }
     let cpu_before = cpu_ms();
     tokio::time::sleep(Duration::from_secs(10)).await;
     let idle_cpu_ms_per_s = (cpu_ms() - cpu_before) / 10.0;
@@ -167,7 +219,7 @@ async fn main() {
     let mut warm_burst = burst_to_command(&state, account_id, &agent, burst).await;
 
     // 3. conversations: a burst of creates with a prompt, each to its first output on SSE.
-    let refilled_s = wait_warm(&state, burst).await;
+    wait_warm(&state, burst).await;
     let base = format!("http://{}", running.addr);
     let mut stream = http.get(format!("{base}/api/events/stream")).bearer_auth(&key).send().await.unwrap();
     let mut buf = String::new();
@@ -194,6 +246,23 @@ async fn main() {
     row(&format!("bare `bwrap --unshare-all ... /bin/true` ({runs} runs)"), &mut bare, "baseline");
     row(&format!("new `local` machine, sequential ({runs} runs)"), &mut sequential, "p50 < 25 ms");
     row(&format!("new `local` machines, a burst of {burst} at once (from the burst's start)"), &mut local_burst, "");
+    if engine {
+        row(
+            &format!("bare `podman --runtime runc run --rm --network none /usr/bin/true` ({container_runs} runs)"),
+            &mut bare_podman,
+            "baseline",
+        );
+        row(&format!("new `container` machine (Podman), sequential ({container_runs} runs)"), &mut container, "");
+        row(
+            &format!("new `container` machines, a burst of {} at once", container_burst.len()),
+            &mut container_burst,
+            "",
+        );
+    } else {
+        println!(
+            "| `container` provider | skipped: no engine at the default socket (scripts/container-engine) | | | |"
+        );
+    }
     row(&format!("warm pool claim, sequential ({runs} runs, pool refilled between)"), &mut warm_sequential, "");
     row(&format!("warm pool claims, a burst of {burst} at once"), &mut warm_burst, "");
     let all = conversations.iter().copied().fold(0.0, f64::max);
@@ -209,9 +278,8 @@ async fn main() {
     println!("| warm pool of {burst} (scripted agent) | value |");
     println!("| --- | ---: |");
     println!("| filled from empty at server start | {filled_s:.1} s |");
-    println!("| refilled after a burst of {burst} claims | {refilled_s:.1} s |");
     println!(
-        "| memory per warm machine (PSS of bwrap, sandboxd, agent; {machines} processes) | {mb_per_machine:.1} MB: {:.0} machines per GB |",
+        "| memory per warm machine (PSS of each machine's processes: bwrap's init, sandboxd, the agent) | {mb_per_machine:.1} MB: {:.0} machines per GB |",
         1024.0 / mb_per_machine
     );
     println!("| server CPU while the full pool idles (10 s) | {idle_cpu_ms_per_s:.1} ms per s |");
