@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::common::{
-    Backend, Resp, SCRIPTED_AGENT, TestApp, User, assert_error, finished_turns, scripted_app, scripted_runtime_agent,
+    Backend, Resp, SCRIPTED_AGENT, TestApp, User, assert_error, finished_turns, id, scripted_app,
+    scripted_runtime_agent,
 };
 
 crate::both!(
@@ -31,10 +32,6 @@ async fn app(b: Backend, extra: &[(&str, Value)]) -> TestApp {
 
 async fn agent(app: &TestApp, u: &User, runtime: &str, extra: Value) -> Uuid {
     scripted_runtime_agent(app, u, runtime, extra).await
-}
-
-fn id(v: &Value) -> Uuid {
-    v["id"].as_str().unwrap().parse().unwrap()
 }
 
 async fn open(app: &TestApp, key: &str, body: Value) -> Resp {

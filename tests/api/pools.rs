@@ -11,19 +11,9 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 use crate::common::{
-    Backend, SCRIPTED_AGENT_LOG, TestApp, User, create_conversation, finished_turns, said, scripted_app,
+    Backend, SCRIPTED_AGENT_LOG, TestApp, User, create_conversation, created, finished_turns, id, said, scripted_app,
     scripted_runtime_agent, sh,
 };
-
-fn id(v: &Value) -> Uuid {
-    v["id"].as_str().unwrap().parse().unwrap()
-}
-
-async fn created(app: &TestApp, u: &User, path: &str, body: Value) -> Uuid {
-    let r = app.post(path, &u.key, body).await;
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    id(&r.body["data"])
-}
 
 /// A vault holding one secret.
 async fn vault(app: &TestApp, u: &User, key: &str, value: &str) -> Uuid {
@@ -213,6 +203,29 @@ async fn another_agent_or_account_never_runs_what_the_pool_started(b: Backend) {
     assert_eq!(pooled(&app).await, before);
 }
 
+/// Two pools of the same selection: each agent's conversation takes its own pool's machine.
+async fn a_claim_prefers_its_own_agents_pool(b: Backend) {
+    let mut app = scripted_app(b, &[]).await;
+    let u = app.user().await;
+    let first = scripted_runtime_agent(&app, &u, "claude", json!({"system_prompt": "First."})).await;
+    let second = scripted_runtime_agent(&app, &u, "claude", json!({"system_prompt": "Second."})).await;
+    with_pools(&mut app, json!([pool("first", &u, first, 1, 600), pool("second", &u, second, 1, 600)])).await;
+    wait_warm(&app, "first", 1).await;
+    wait_warm(&app, "second", 1).await;
+    let server = app.state().events.server();
+    let here = acs::core::sandboxes::store::pooled_here(&app.state().db, server).await.unwrap();
+    let machine_of = |pool: &str| here.iter().find(|m| m.pool == pool).unwrap().id;
+    for (agent, pool) in [(second, "second"), (first, "first")] {
+        let machine = machine_of(pool);
+        let (_, warm_pid, _) = processes(&app, machine).await.into_iter().find(|p| p.0 == warm_name(machine)).unwrap();
+        let conv = create_conversation(&app, &u, json!({"agent_id": agent, "prompt": "say: hi"})).await;
+        assert_eq!(conv["sandbox_id"], json!(machine), "{pool}: {conv}");
+        let conv = id(&conv);
+        assert_eq!(finished_turns(&app, conv, 1).await[0].status, "done");
+        assert!(processes(&app, machine).await.contains(&(conv_name(conv), warm_pid, true)), "{pool}: adopted");
+    }
+}
+
 async fn pools_give_way_at_the_fleet_ceiling_and_empty_when_idle(b: Backend) {
     let mut app = scripted_app(b, &[("limits.sandboxes_fleet", json!(2))]).await;
     let (u, other) = (app.user().await, app.user().await);
@@ -268,6 +281,7 @@ async fn a_burst_of_creates_all_reach_their_first_output(b: Backend) {
 crate::both!(
     a_claim_gets_a_warm_machine_with_its_agent_running_and_the_pool_refills,
     another_agent_or_account_never_runs_what_the_pool_started,
+    a_claim_prefers_its_own_agents_pool,
     pools_give_way_at_the_fleet_ceiling_and_empty_when_idle,
     a_burst_of_creates_all_reach_their_first_output,
 );

@@ -12,8 +12,8 @@ use sqlx::Row;
 use uuid::Uuid;
 
 use crate::common::{
-    Backend, Resp, SCRIPTED_AGENT_LOG, TestApp, User, assert_error, assert_refused, finished_turns, scripted_app,
-    scripted_runtime_agent, sh,
+    Backend, Resp, SCRIPTED_AGENT_LOG, TestApp, User, assert_error, assert_refused, created, finished_turns, id,
+    scripted_app, scripted_runtime_agent, sh,
 };
 
 async fn app(b: Backend) -> TestApp {
@@ -22,16 +22,6 @@ async fn app(b: Backend) -> TestApp {
 
 async fn agent(app: &TestApp, u: &User, runtime: &str, extra: Value) -> Uuid {
     scripted_runtime_agent(app, u, runtime, extra).await
-}
-
-fn id(v: &Value) -> Uuid {
-    v["id"].as_str().unwrap().parse().unwrap()
-}
-
-async fn created(app: &TestApp, u: &User, path: &str, body: Value) -> Uuid {
-    let r = app.post(path, &u.key, body).await;
-    assert_eq!(r.status, StatusCode::CREATED, "{}", r.text);
-    id(&r.body["data"])
 }
 
 async fn environment(app: &TestApp, u: &User, body: Value) -> Uuid {

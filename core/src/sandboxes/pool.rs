@@ -313,7 +313,9 @@ pub(super) async fn claim(
     for _ in 0..3 {
         let mut tx = state.db.begin().await?;
         capacity::reserve(&mut tx, &state.config().limits, req.account_id, Place::Claim).await?;
-        let Some(found) = store::find_pooled(&mut *tx, &key, state.events.server()).await? else { break };
+        let Some(found) = store::find_pooled(&mut *tx, &key, state.events.server(), req.agent.id).await? else {
+            break;
+        };
         if !store::claim_pooled(&mut *tx, found.id, req.agent.id, req.agent.spec.runtime.as_str()).await? {
             continue;
         }

@@ -337,17 +337,19 @@ pub struct PoolKey {
     pub provider: &'static str,
 }
 
-/// The longest-waiting claimable machine of this server for `key`.
+/// A claimable machine of this server for `key`: one a pool of `agent_id` built (its agent
+/// waits started) before one of another pool of the same selection, the longest waiting first.
 pub async fn find_pooled<'e>(
     ex: impl sqlx::Executor<'e, Database = sqlx::Any>,
     key: &PoolKey,
     server: Uuid,
+    agent_id: Uuid,
 ) -> Result<Option<Pooled>, sqlx::Error> {
     let row = sqlx::query(
         "SELECT id, pool FROM sandboxes WHERE pool IS NOT NULL AND warm_at IS NOT NULL AND status = 'ready' \
          AND server_id = $1 AND account_id = $2 AND COALESCE(environment_id, '') = $3 \
          AND COALESCE(fingerprint, '') = $4 AND COALESCE(vault_id, '') = $5 AND provider = $6 \
-         ORDER BY created_at LIMIT 1",
+         ORDER BY CASE WHEN agent_id = $7 THEN 0 ELSE 1 END, created_at LIMIT 1",
     )
     .bind(server.to_string())
     .bind(key.account_id.to_string())
@@ -355,6 +357,7 @@ pub async fn find_pooled<'e>(
     .bind(key.fingerprint.clone().unwrap_or_default())
     .bind(key.vault_id.map(|u| u.to_string()).unwrap_or_default())
     .bind(key.provider)
+    .bind(agent_id.to_string())
     .fetch_optional(ex)
     .await?;
     row.map(|r| {

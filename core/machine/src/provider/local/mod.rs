@@ -529,11 +529,7 @@ impl LocalProvider {
                 )));
             }
             if tokio::time::Instant::now() >= deadline {
-                return Err(ProviderError::Supervisor(format!(
-                    "no answer within {} s: {}",
-                    READY_TIMEOUT.as_secs(),
-                    log_tail(&layout.log())
-                )));
+                return Err(no_answer(layout));
             }
             // The finest step of tokio's timer: the start waits on this loop.
             tokio::time::sleep(Duration::from_millis(1)).await;
@@ -598,11 +594,7 @@ impl LocalProvider {
                 return Err(ProviderError::Host(format!("the machine exited at start: {}", log_tail(&layout.log()))));
             }
             if tokio::time::Instant::now() >= deadline {
-                return Err(ProviderError::Supervisor(format!(
-                    "no answer within {} s: {}",
-                    READY_TIMEOUT.as_secs(),
-                    log_tail(&layout.log())
-                )));
+                return Err(no_answer(layout));
             }
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
@@ -786,6 +778,11 @@ async fn kill(layout: &Layout, cgroup: Option<&Cgroup>) {
 
 fn sandbox_url(lease: &Lease) -> String {
     format!("http://{}", lease.sandbox_ip)
+}
+
+/// A start whose supervisor did not answer within `READY_TIMEOUT`, with what the machine logged.
+fn no_answer(layout: &Layout) -> ProviderError {
+    ProviderError::Supervisor(format!("no answer within {} s: {}", READY_TIMEOUT.as_secs(), log_tail(&layout.log())))
 }
 
 fn log_tail(path: &Path) -> String {
