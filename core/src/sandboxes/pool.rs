@@ -68,6 +68,9 @@ impl Default for Activity {
     }
 }
 
+/// How long the keeper waits after a claim before it builds the replacement.
+const REFILL_DELAY: Duration = Duration::from_millis(500);
+
 /// How long a pool waits after a machine of it failed to build.
 const BUILD_FAILED_BACKOFF: Duration = Duration::from_secs(30);
 
@@ -122,7 +125,9 @@ pub async fn worker(state: AppState) {
         tend(&state, &svc, &me, &configured).await;
         tokio::select! {
             _ = state.shutdown.cancelled() => return,
-            _ = me.wake.notified() => {}
+            // After a claim, its conversation's first turn goes first: a build beside it on two
+            // cores (and the database's one writer) would delay the turn the pool exists to speed.
+            _ = me.wake.notified() => tokio::time::sleep(REFILL_DELAY).await,
             _ = tokio::time::sleep(Duration::from_secs(2)) => {}
         }
     }
