@@ -184,6 +184,10 @@ async fn tend(state: &AppState, svc: &Sandboxes, me: &Pools, configured: &[WarmP
             }
         }
         for _ in kept..pool.size as usize {
+            // A server on its way out builds nothing more (a machine outlives its server).
+            if state.shutdown.is_cancelled() {
+                return;
+            }
             if let Err(e) = fill_one(state, svc, me, pool, &sel).await {
                 tracing::debug!(pool = %pool.name, "warm pool not filled: {}", service::reason(e));
                 break;
