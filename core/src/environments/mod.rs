@@ -31,7 +31,7 @@ pub use rules::{EnvironmentSpec, EnvironmentUpdate, NetworkingConfig, Networking
 pub use secrets::secret_values;
 
 /// An environment as read back.
-#[derive(Debug, Serialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct Environment {
     pub id: Uuid,
     pub name: String,

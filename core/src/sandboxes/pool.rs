@@ -205,11 +205,6 @@ async fn fill_one(
 ) -> ApiResult<()> {
     crate::credits::gate(state, pool.account_id).await?;
     crate::broker::reachable(state).await?;
-    // The machine's build reads its environment as launches do (its own copy).
-    let env = match &sel.env {
-        Some(e) => Some(environments::get_environment(state, pool.account_id, e.id).await?),
-        None => None,
-    };
     let id = Uuid::now_v7();
     let machine_name = names::machine_name(pool.account_id, None, id)?;
     let new = store::NewSandbox {
@@ -228,7 +223,7 @@ async fn fill_one(
         pool: Some(&pool.name),
     };
     me.built.lock().unwrap_or_else(PoisonError::into_inner).insert(id);
-    if let Err(e) = service::start_new(state, &new, Some(Place::Pool), None, env).await {
+    if let Err(e) = service::start_new(state, &new, Some(Place::Pool), None, sel.env.clone()).await {
         me.built.lock().unwrap_or_else(PoisonError::into_inner).remove(&id);
         return Err(e);
     }
