@@ -96,9 +96,10 @@ async fn history(s: &Setup, conv: Uuid) -> String {
 }
 
 /// One prompt on an agent of `runtime`: the turn ends `done` with the fake reply, on the platform
-/// credential, and the fake saw a request on `path` (checked with `body_has`).
-async fn plain_turn(runtime: &str, extra: Value, path: &str, body_has: fn(&Value) -> bool) {
-    let Some(s) = setup().await else { return };
+/// credential, and the fake saw a request on `path` (checked with `body_has`). The setup, for
+/// more checks, unless the runtimes could not be installed.
+async fn plain_turn(runtime: &str, extra: Value, path: &str, body_has: fn(&Value) -> bool) -> Option<Setup> {
+    let s = setup().await?;
     let a = agent(&s, runtime, extra).await;
     let c = create_conversation(&s.app, &s.u, json!({"agent_id": a, "prompt": "Say hello."})).await;
     let conv: Uuid = c["id"].as_str().unwrap().parse().unwrap();
@@ -117,7 +118,7 @@ async fn plain_turn(runtime: &str, extra: Value, path: &str, body_has: fn(&Value
     for _ in 0..100 {
         log = s.app.get(&format!("/api/sandboxes/{sandbox}/egress"), &s.u.key).await.body["data"].clone();
         if log.as_array().unwrap().iter().any(|e| e["host"] == fake.as_str() && e["status"] == 200) {
-            return;
+            return Some(s);
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -166,10 +167,16 @@ async fn gemini_answers_from_the_configured_model() {
 async fn opencode_answers_from_the_configured_model() {
     // The agent's system prompt reaches the model beside OpenCode's own (an instructions file).
     let agent = json!({"model": "anthropic/claude-sonnet-4-5", "system_prompt": "Answer like a pirate."});
-    plain_turn("opencode", agent, "/v1/messages", |b| {
+    let s = plain_turn("opencode", agent, "/v1/messages", |b| {
         b["messages"].to_string().contains("Say hello.") && b["system"].to_string().contains("Answer like a pirate.")
     })
     .await;
+    // Its title agent stays off: no second model call per conversation (it starts with the first
+    // prompt, so it would have come by the turn's end).
+    if let Some(s) = s {
+        let seen = s.fake.requests();
+        assert!(!seen.iter().any(|(_, _, b)| b["system"].to_string().contains("title generator")), "{seen:?}");
+    }
 }
 
 /// The blocks of the conversation's events that are permission requests.

@@ -110,6 +110,32 @@ pub fn launch(runtime: &Pinned, inputs: LaunchInputs<'_>) -> Launch {
     Launch { argv, env, session_meta }
 }
 
+/// Where OpenCode's own HTTP server listens in its machine when the port is
+/// free (`opencode acp` tries it first; each machine has its own network).
+pub const OPENCODE_PORT: u16 = 4096;
+
+/// A command a warm pool runs in the machine once the runtime's ACP session
+/// is open, so that the first prompt finds the work the runtime does lazily
+/// already done, without a model call or anything in the session.
+///
+/// OpenCode builds its per-directory services (file watcher, the built-in
+/// provider plugins, the model catalog) at the first prompt, about 0.8 s of
+/// its only JavaScript thread; a file search of its HTTP server for the
+/// session's directory does the same (docs/runtimes.md). Best effort: when
+/// the port is not OpenCode's, nothing is waited for.
+pub fn warm_up(runtime: &str) -> Option<Vec<String>> {
+    if runtime != "opencode" {
+        return None;
+    }
+    let directory = crate::acp::client::WORKSPACE.replace('/', "%2F");
+    let request = format!(
+        "GET /find/file?query=a&directory={directory} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    );
+    // bash's /dev/tcp: the machine's /usr may have no HTTP client.
+    let script = format!("exec 3<>/dev/tcp/127.0.0.1/{OPENCODE_PORT} && printf '{request}' >&3 && cat <&3 >/dev/null");
+    Some(["bash", "-c", &script].into_iter().map(String::from).collect())
+}
+
 /// A file the wrapper writes from a variable before the program starts.
 struct WrittenFile {
     var: &'static str,
@@ -175,7 +201,12 @@ pub fn codex_config(model: Option<&str>, base_url: Option<&str>, instructions: O
 /// configured base URL, with the version path its AI SDK providers expect
 /// (`/v1` for Anthropic, `/v1beta` for Google; OpenAI's has it).
 pub fn opencode_config(model: Option<&str>, system_prompt: Option<&str>, urls: &BaseUrls) -> String {
-    let mut config = serde_json::json!({"$schema": "https://opencode.ai/config.json"});
+    // No title agent: its model call per session names the session in OpenCode's own
+    // store, which acs never shows, and spends the account's tokens.
+    let mut config = serde_json::json!({
+        "$schema": "https://opencode.ai/config.json",
+        "agent": {"title": {"disable": true}},
+    });
     if let Some(m) = model {
         config["model"] = m.into();
     }
@@ -293,11 +324,23 @@ mod tests {
     }
 
     #[test]
+    fn only_opencode_is_warmed_up_and_with_its_sessions_directory() {
+        for runtime in ["acp", "claude", "codex", "gemini"] {
+            assert_eq!(warm_up(runtime), None);
+        }
+        let argv = warm_up("opencode").unwrap();
+        assert_eq!(argv[..2], ["bash", "-c"]);
+        assert!(argv[2].contains("/dev/tcp/127.0.0.1/4096"), "{}", argv[2]);
+        assert!(argv[2].contains("GET /find/file?query=a&directory=%2Fworkspace HTTP/1.1"), "{}", argv[2]);
+    }
+
+    #[test]
     fn opencode_gets_its_model_and_base_urls_inline() {
         let l = run("opencode", Some("openai/gpt-5"), &urls("http://a/", "http://o/v1", ""));
         assert_eq!(l.argv[3..], ["sh", "/opt/acs/runtimes/opencode/node_modules/.bin/opencode", "acp"]);
         let c: serde_json::Value = serde_json::from_str(&l.env["OPENCODE_CONFIG_CONTENT"]).unwrap();
         assert_eq!(c["model"], "openai/gpt-5");
+        assert_eq!(c["agent"]["title"]["disable"], true);
         assert_eq!(c["provider"]["openai"]["options"]["baseURL"], "http://o/v1");
         assert_eq!(c["provider"]["anthropic"]["options"]["baseURL"], "http://a/v1");
         assert!(c["provider"].get("google").is_none());

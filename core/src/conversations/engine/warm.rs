@@ -18,6 +18,7 @@ use crate::agents::Agent;
 use crate::boxed::BoxFuture;
 use crate::inference::Holder;
 use crate::provider::Supervisor;
+use crate::runtimes::launch::warm_up as warm_up_argv;
 use crate::sandboxes::model::SandboxRow;
 use crate::sandboxes::pool::PoolHooks;
 use crate::sandboxes::service as machines;
@@ -71,6 +72,8 @@ fn start_ahead<'a>(state: &'a AppState, row: &'a SandboxRow, agent: &'a Agent) -
         match start(state, row, agent).await {
             Ok(warm) => {
                 agents(state).by_machine.lock().unwrap_or_else(PoisonError::into_inner).insert(row.id, warm);
+                // After the insert: a claim meanwhile takes the agent, its prompt queued behind this.
+                warm_up(state, row, agent).await;
             }
             Err(e) => tracing::warn!(sandbox = %row.id, "the warm pool's agent did not start: {e}"),
         }
@@ -93,6 +96,28 @@ async fn start(state: &AppState, row: &SandboxRow, agent: &Agent) -> Result<Warm
         .map_err(|e| material.redactor.redact_str(&e))?;
     let options = handshake.session.config_options.as_ref().and_then(|o| serde_json::to_value(o).ok());
     Ok(Warm { session, program: digest, session_id: handshake.session.session_id, options })
+}
+
+/// Runs the runtime's warm-up command in the machine (`runtimes::launch::warm_up`), when it has
+/// one and runs as installed; a failure only costs the first prompt its time.
+async fn warm_up(state: &AppState, row: &SandboxRow, agent: &Agent) {
+    let Some(argv) = agent.spec.command.is_none().then(|| warm_up_argv(agent.spec.runtime.as_str())).flatten() else {
+        return;
+    };
+    let Ok(svc) = machines::service(state) else { return };
+    let req = sandboxd::proto::ExecRequest {
+        argv,
+        cwd: None,
+        env: Default::default(),
+        stdin: None,
+        timeout_ms: Some(10_000),
+        max_output: Some(4096),
+    };
+    match svc.provider(row).supervisor(row.id).exec(&req).await {
+        Ok(out) if out.exit.code == Some(0) => {}
+        Ok(out) => tracing::debug!(sandbox = %row.id, code = ?out.exit.code, "the warm agent's warm-up did not answer"),
+        Err(e) => tracing::debug!(sandbox = %row.id, "the warm agent's warm-up did not run: {e}"),
+    }
 }
 
 /// The agent started ahead on the conversation's machine, when it is the very program the

@@ -96,6 +96,10 @@ struct Live {
     proxy: ProxyHandle,
     /// Kept for the policies `set_network` makes.
     broker: Option<BrokerRef>,
+    /// Whether the kernel lets the machine out directly (its address in the
+    /// nftables set), when known: `set_network` skips an `nft` run that would
+    /// change nothing (most builds go from open to limited, neither in the set).
+    unrestricted: Option<bool>,
 }
 
 pub struct LocalProvider {
@@ -856,28 +860,32 @@ impl SandboxProvider for LocalProvider {
             // The disk (loop device and ext4 mount) and the network (namespace, veth,
             // nftables, proxy) do not depend on each other: made side by side, the
             // disk's few milliseconds hide behind the network's.
+            let began = std::time::Instant::now();
             let network = async {
                 let lease = self.net.create(spec.id, spec.network == NetworkPolicy::Unrestricted).await?;
                 match self.open_proxy(spec, &lease).await {
-                    Ok(proxy) => Ok((lease, proxy)),
+                    Ok(proxy) => Ok((lease, proxy, began.elapsed())),
                     Err(e) => {
                         self.net.release(&lease).await;
                         Err(ProviderError::from(e))
                     }
                 }
             };
-            let (disk, network) =
-                tokio::join!(self.prepare_disk(spec.id, &layout, &spec.hostname, !spec.persistent), network);
+            let disk = async {
+                let uid = self.prepare_disk(spec.id, &layout, &spec.hostname, !spec.persistent).await?;
+                Ok::<_, ProviderError>((uid, began.elapsed()))
+            };
+            let (disk, network) = tokio::join!(disk, network);
             let made = match (disk, network) {
-                (Ok(uid), Ok((lease, proxy))) => Ok((uid, lease, proxy)),
-                (Err(e), Ok((lease, proxy))) => {
+                (Ok((uid, disk_took)), Ok((lease, proxy, net_took))) => Ok((uid, lease, proxy, disk_took, net_took)),
+                (Err(e), Ok((lease, proxy, _))) => {
                     proxy.stop();
                     self.net.release(&lease).await;
                     Err(e)
                 }
                 (_, Err(e)) => Err(e),
             };
-            let (uid, lease, proxy) = match made {
+            let (uid, lease, proxy, disk_took, net_took) = match made {
                 Ok(parts) => parts,
                 Err(e) => {
                     self.stop_machine(spec.id).await;
@@ -893,8 +901,10 @@ impl SandboxProvider for LocalProvider {
                 None => None,
             };
             let url = sandbox_url(&lease);
+            let prepared = began.elapsed();
             let launched = self.launch(spec, &layout, &lease, cgroup.as_ref(), uid).await;
-            self.put_live(spec.id, Live { lease, proxy, broker: spec.broker.clone() });
+            let unrestricted = Some(spec.network == NetworkPolicy::Unrestricted);
+            self.put_live(spec.id, Live { lease, proxy, broker: spec.broker.clone(), unrestricted });
             match launched {
                 Ok(peer) => self.set_peer(spec.id, Some(peer)),
                 Err(e) => {
@@ -903,6 +913,15 @@ impl SandboxProvider for LocalProvider {
                 }
             }
             self.link_name(spec, &layout);
+            // Where a start's time goes (disk and network are made side by side).
+            tracing::debug!(
+                sandbox = %spec.id,
+                disk_ms = disk_took.as_secs_f64() * 1e3,
+                network_ms = net_took.as_secs_f64() * 1e3,
+                prepared_ms = prepared.as_secs_f64() * 1e3,
+                total_ms = began.elapsed().as_secs_f64() * 1e3,
+                "machine started"
+            );
             Ok(Started { url: Some(url) })
         })
     }
@@ -921,7 +940,7 @@ impl SandboxProvider for LocalProvider {
                 return Ok(false);
             };
             let proxy = self.open_proxy(spec, &lease).await?;
-            self.put_live(spec.id, Live { lease, proxy, broker: spec.broker.clone() });
+            self.put_live(spec.id, Live { lease, proxy, broker: spec.broker.clone(), unrestricted: None });
             self.set_peer(spec.id, peer);
             Ok(true)
         })
@@ -929,14 +948,22 @@ impl SandboxProvider for LocalProvider {
 
     fn set_network<'a>(&'a self, id: Uuid, policy: &'a NetworkPolicy) -> BoxFut<'a, ProviderResult<()>> {
         Box::pin(async move {
-            let (lease, unrestricted) = {
+            let unrestricted = *policy == NetworkPolicy::Unrestricted;
+            let lease = {
                 let live = self.live.lock().unwrap_or_else(|p| p.into_inner());
                 let live = live.get(&id).ok_or_else(|| ProviderError::Host("the machine is not running".into()))?;
                 live.proxy.set_policy(self.policy(policy, live.broker.as_ref()));
-                (live.lease.clone(), *policy == NetworkPolicy::Unrestricted)
+                if live.unrestricted == Some(unrestricted) {
+                    return Ok(());
+                }
+                live.lease.clone()
             };
-            self.net.set_unrestricted(&lease, unrestricted).await?;
-            Ok(())
+            let applied = self.net.set_unrestricted(&lease, unrestricted).await;
+            if let Some(live) = self.live.lock().unwrap_or_else(|p| p.into_inner()).get_mut(&id) {
+                // A failed run may have changed the set or not: unknown until the next one works.
+                live.unrestricted = applied.is_ok().then_some(unrestricted);
+            }
+            Ok(applied?)
         })
     }
 
