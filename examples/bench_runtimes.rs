@@ -18,7 +18,8 @@
 //! process tree in the machine (everything under the machine's supervisor).
 //! Then the server restarts with a warm pool of one machine per runtime
 //! (docs/scale.md, "Warm pools") and each runtime's new conversation is
-//! timed again, claiming a machine whose agent waits started.
+//! timed again, claiming a machine whose agent waits started, once every
+//! pool holds its machine and BENCH_POOL_SETTLE_MS (3000) more have passed.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -87,21 +88,25 @@ struct Row {
     pooled_done: Vec<f64>,
 }
 
-/// Waits until the pool `name` holds a claimable machine.
-async fn pool_warm(state: &acs::core::AppState, name: &str) {
+/// Waits until each of `pools` holds a claimable machine, then `settle` more: a claim times one
+/// runtime's first turn, not the refill another claim started nor what a just-started agent
+/// still does in the background (a pooled machine usually waits longer than that).
+async fn pools_warm(state: &acs::core::AppState, pools: usize, settle: Duration) {
     for _ in 0..1200 {
         let here = acs::core::sandboxes::store::pooled_here(&state.db, state.events.server()).await.unwrap();
-        if here.iter().any(|m| m.pool == name && !m.building) {
+        if here.iter().filter(|m| !m.building).count() >= pools {
+            tokio::time::sleep(settle).await;
             return;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("pool {name} never warmed");
+    panic!("the pools never held {pools} warm machines");
 }
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
     let runs = env_or("BENCH_RUNTIME_RUNS", 3);
+    let settle = Duration::from_millis(env_or("BENCH_POOL_SETTLE_MS", 3000) as u64);
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let runtimes_dir = root.join("target/acs-runtimes");
     let names = ["claude", "codex", "gemini", "opencode"].map(String::from);
@@ -205,7 +210,7 @@ async fn main() {
     let mut buf = String::new();
     for (i, (_, _, prompt)) in kinds.iter().enumerate() {
         for _ in 0..runs {
-            pool_warm(&running.state, &format!("r{i}")).await;
+            pools_warm(&running.state, kinds.len(), settle).await;
             let t = Instant::now();
             let c: Value = post("/api/conversations".into(), json!({"agent_id": agent_ids[i], "prompt": prompt}))
                 .await

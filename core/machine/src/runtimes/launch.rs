@@ -124,16 +124,23 @@ pub const OPENCODE_PORT: u16 = 4096;
 /// session's directory does the same (docs/runtimes.md). Best effort: when
 /// the port is not OpenCode's, nothing is waited for.
 pub fn warm_up(runtime: &str) -> Option<Vec<String>> {
-    if runtime != "opencode" {
-        return None;
-    }
-    let directory = crate::acp::client::WORKSPACE.replace('/', "%2F");
-    let request = format!(
-        "GET /find/file?query=a&directory={directory} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    (runtime == "opencode").then(|| http_get(OPENCODE_PORT, &opencode_warm_up_path()))
+}
+
+/// The file search that makes OpenCode build its services for the session's directory.
+fn opencode_warm_up_path() -> String {
+    format!("/find/file?query=a&directory={}", crate::acp::client::WORKSPACE.replace('/', "%2F"))
+}
+
+/// A GET of `path` on the machine's loopback, through bash's `/dev/tcp` (the machine's `/usr`
+/// may have no HTTP client); it exits 0 once the whole answer is read. The request is an
+/// argument of `printf %s`, never its format (a query's `%2F` would be a conversion there).
+fn http_get(port: u16, path: &str) -> Vec<String> {
+    let script = format!(
+        "exec 3<>/dev/tcp/127.0.0.1/{port} && printf '%s\\r\\n%s\\r\\n%s\\r\\n\\r\\n' \"GET $1 HTTP/1.1\" \
+         'Host: 127.0.0.1' 'Connection: close' >&3 && cat <&3"
     );
-    // bash's /dev/tcp: the machine's /usr may have no HTTP client.
-    let script = format!("exec 3<>/dev/tcp/127.0.0.1/{OPENCODE_PORT} && printf '{request}' >&3 && cat <&3 >/dev/null");
-    Some(["bash", "-c", &script].into_iter().map(String::from).collect())
+    ["bash", "-c", &script, "bash", path].into_iter().map(String::from).collect()
 }
 
 /// A file the wrapper writes from a variable before the program starts.
@@ -329,9 +336,36 @@ mod tests {
             assert_eq!(warm_up(runtime), None);
         }
         let argv = warm_up("opencode").unwrap();
-        assert_eq!(argv[..2], ["bash", "-c"]);
-        assert!(argv[2].contains("/dev/tcp/127.0.0.1/4096"), "{}", argv[2]);
-        assert!(argv[2].contains("GET /find/file?query=a&directory=%2Fworkspace HTTP/1.1"), "{}", argv[2]);
+        assert_eq!(argv, http_get(4096, "/find/file?query=a&directory=%2Fworkspace"));
+    }
+
+    #[test]
+    fn the_warm_up_get_sends_its_path_as_written_and_reads_the_answer() {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let server = std::thread::spawn(move || {
+            let (conn, _) = listener.accept().unwrap();
+            let mut reader = BufReader::new(conn.try_clone().unwrap());
+            let mut head = Vec::new();
+            loop {
+                let mut line = String::new();
+                reader.read_line(&mut line).unwrap();
+                if line == "\r\n" || line.is_empty() {
+                    break;
+                }
+                head.push(line);
+            }
+            (&conn).write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n[]").unwrap();
+            head
+        });
+        let argv = http_get(port, &opencode_warm_up_path());
+        let out = std::process::Command::new(&argv[0]).args(&argv[1..]).output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert!(String::from_utf8_lossy(&out.stdout).ends_with("[]"), "{out:?}");
+        let head = server.join().unwrap();
+        assert_eq!(head[0], "GET /find/file?query=a&directory=%2Fworkspace HTTP/1.1\r\n");
+        assert!(head.contains(&"Host: 127.0.0.1\r\n".to_owned()), "{head:?}");
     }
 
     #[test]
