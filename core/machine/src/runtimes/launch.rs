@@ -122,7 +122,7 @@ pub const OPENCODE_PORT: u16 = 4096;
 /// provider plugins, the model catalog) at the first prompt, about 0.8 s of
 /// its only JavaScript thread; a file search of its HTTP server for the
 /// session's directory does the same (docs/runtimes.md). Best effort: when
-/// the port is not OpenCode's, nothing is waited for.
+/// the port is not OpenCode's, the first prompt pays as before.
 pub fn warm_up(runtime: &str) -> Option<Vec<String>> {
     (runtime == "opencode").then(|| http_get(OPENCODE_PORT, &opencode_warm_up_path()))
 }

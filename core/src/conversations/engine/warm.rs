@@ -72,7 +72,7 @@ fn start_ahead<'a>(state: &'a AppState, row: &'a SandboxRow, agent: &'a Agent) -
         match start(state, row, agent).await {
             Ok(warm) => {
                 agents(state).by_machine.lock().unwrap_or_else(PoisonError::into_inner).insert(row.id, warm);
-                // After the insert: a claim meanwhile takes the agent, its prompt queued behind this.
+                // The machine is offered for claims once this hook returns, so a claim finds it warmed up.
                 warm_up(state, row, agent).await;
             }
             Err(e) => tracing::warn!(sandbox = %row.id, "the warm pool's agent did not start: {e}"),
@@ -101,18 +101,13 @@ async fn start(state: &AppState, row: &SandboxRow, agent: &Agent) -> Result<Warm
 /// Runs the runtime's warm-up command in the machine (`runtimes::launch::warm_up`), when it has
 /// one and runs as installed; a failure only costs the first prompt its time.
 async fn warm_up(state: &AppState, row: &SandboxRow, agent: &Agent) {
-    let Some(argv) = agent.spec.command.is_none().then(|| warm_up_argv(agent.spec.runtime.as_str())).flatten() else {
+    if agent.spec.command.is_some() {
         return;
-    };
+    }
+    let Some(argv) = warm_up_argv(agent.spec.runtime.as_str()) else { return };
     let Ok(svc) = machines::service(state) else { return };
-    let req = sandboxd::proto::ExecRequest {
-        argv,
-        cwd: None,
-        env: Default::default(),
-        stdin: None,
-        timeout_ms: Some(10_000),
-        max_output: Some(4096),
-    };
+    let req =
+        sandboxd::proto::ExecRequest { argv, timeout_ms: Some(10_000), max_output: Some(4096), ..Default::default() };
     match svc.provider(row).supervisor(row.id).exec(&req).await {
         Ok(out) if out.exit.code == Some(0) => {}
         Ok(out) => tracing::debug!(sandbox = %row.id, code = ?out.exit.code, "the warm agent's warm-up did not answer"),
