@@ -124,6 +124,10 @@ fn row(label: &str, v: &mut [f64], goal: &str) {
 
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
+    // RUST_LOG=acs_machine=debug shows where each start's time goes ("machine started").
+    if let Ok(filter) = tracing_subscriber::EnvFilter::try_from_env("RUST_LOG") {
+        tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    }
     let runs = env_or("BENCH_FLEET_RUNS", 30);
     let burst = env_or("BENCH_FLEET_BURST", 100);
     let agent_bin = std::env::current_exe().unwrap().parent().unwrap().join("../scripted-agent");

@@ -63,19 +63,24 @@ async fn stages(ctx: &Ctx<'_>, current: &Mutex<Option<&'static str>>) -> Result<
         let error = e.to_string();
         run_stage(ctx, current, "broker", async { Err::<Value, _>(error) }).await?;
     }
-    let spec = ctx.svc.spec(ctx.row, ctx.material.env.clone(), NetworkPolicy::Open, machine_broker);
+    let env = ctx.env;
+    let repos = env.map(|e| e.repositories.as_slice()).unwrap_or_default();
+    let policy = network_policy(env);
+    // The clone and packages stages need the open network; without them nothing runs in the
+    // machine before `network`, so it starts under its final policy and that stage changes
+    // nothing (an unrestricted machine's nftables run then happens beside the disk's making).
+    let builds = !repos.is_empty() || env.is_some_and(|e| !e.packages.is_empty());
+    let first = if builds { NetworkPolicy::Open } else { policy.clone() };
+    let spec = ctx.svc.spec(ctx.row, ctx.material.env.clone(), first, machine_broker);
     let started =
         ctx.svc.provider(ctx.row).start(&spec).await.map_err(|e| ctx.material.redactor.redact_str(&e.to_string()))?;
     let sup = ctx.svc.provider(ctx.row).supervisor(ctx.row.id);
-    let env = ctx.env;
-    let repos = env.map(|e| e.repositories.as_slice()).unwrap_or_default();
     if !repos.is_empty() {
         run_stage(ctx, current, "clone", clone(ctx, &sup, repos)).await?;
     }
     if let Some(e) = env.filter(|e| !e.packages.is_empty()) {
         run_stage(ctx, current, "packages", packages(ctx, &sup, &e.packages)).await?;
     }
-    let policy = network_policy(env);
     run_stage(ctx, current, "network", async {
         ctx.svc.provider(ctx.row).set_network(ctx.row.id, &policy).await.map_err(|e| e.to_string())?;
         Ok(json!({"networking_type": if policy == NetworkPolicy::Unrestricted { "unrestricted" } else { "limited" }}))

@@ -16,6 +16,7 @@ pub mod cgroup;
 pub mod checkpoint;
 pub mod disk;
 pub mod net;
+mod netlink;
 pub mod owner;
 pub mod seccomp;
 

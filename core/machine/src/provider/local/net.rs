@@ -26,6 +26,8 @@ use uuid::Uuid;
 
 use acs_store::blocklist;
 
+use super::netlink::{self, Namespace};
+
 #[derive(Debug, Clone)]
 pub struct NetConfig {
     /// Carved into one /30 per machine.
@@ -278,14 +280,6 @@ add rule {t} postrouting oifname != {vh} ip saddr @{SET} masquerade
     )
 }
 
-/// nft commands that leave `ips` out of the set whether or not they were in it
-/// (`add` then `delete` in one transaction: deleting a missing element alone fails).
-fn set_absent_script(names: Names, ips: &[Ipv4Addr]) -> String {
-    let list = ips.iter().map(|ip| ip.to_string()).collect::<Vec<_>>().join(", ");
-    let t = format!("inet {}", names.table);
-    format!("add element {t} {SET} {{ {list} }}\ndelete element {t} {SET} {{ {list} }}\n")
-}
-
 /// Holds the host-wide lock of a lease directory until dropped.
 fn lock(dir: &Path) -> io::Result<File> {
     let file = OpenOptions::new().create(true).truncate(false).write(true).open(dir.join(".lock"))?;
@@ -444,27 +438,6 @@ fn address_on_host(ip: Ipv4Addr) -> bool {
     found
 }
 
-/// Writes `1` to IPv6 `disable_ipv6` inside a namespace: no link-local side door.
-fn disable_ipv6(netns: &Path) -> io::Result<()> {
-    let ns = File::open(netns)?;
-    // A thread of its own: setns moves only the calling thread, and this one ends here.
-    let inside = std::thread::spawn(move || -> io::Result<()> {
-        // SAFETY: setns on a namespace descriptor this thread owns.
-        if unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        for scope in ["default", "all"] {
-            match fs::write(format!("/proc/sys/net/ipv6/conf/{scope}/disable_ipv6"), "1") {
-                // A kernel without IPv6 has no side door to close.
-                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
-                other => other?,
-            }
-        }
-        Ok(())
-    });
-    inside.join().map_err(|_| io::Error::other("the namespace thread panicked"))?
-}
-
 /// Unrestricted machines need the host to route. This is host-wide: the table confines only
 /// `vh-*` traffic, so a host with several other interfaces now routes between them too.
 fn enable_forwarding() -> io::Result<()> {
@@ -493,7 +466,7 @@ fn teardown(names: Names, tools: &Tools, sandbox: Uuid, ips: &[Ipv4Addr]) {
     }
     if !ips.is_empty() {
         // Fails only when the table is gone, and then there is no element either.
-        let _ = run(&tools.nft, &["-f", "-"], Some(&set_absent_script(names, ips)));
+        let _ = netlink::set_elements(names.table, SET, ips, false);
     }
 }
 
@@ -637,8 +610,8 @@ impl HostNet {
     }
 
     fn create_blocking(&self, sandbox: Uuid, unrestricted: bool) -> io::Result<Lease> {
-        let lease = self.lease_with_netns(sandbox)?;
-        if let Err(e) = self.wire(&lease, unrestricted) {
+        let (lease, ns) = self.lease_with_netns(sandbox)?;
+        if let Err(e) = self.wire(&lease, ns, unrestricted) {
             self.free(&lease);
             return Err(e);
         }
@@ -646,7 +619,7 @@ impl HostNet {
     }
 
     /// Under the lock: a lease file and the namespace it names, so the lease is never seen stale.
-    fn lease_with_netns(&self, sandbox: Uuid) -> io::Result<Lease> {
+    fn lease_with_netns(&self, sandbox: Uuid) -> io::Result<(Lease, Namespace)> {
         let Inner { cfg, names, tools } = &*self.inner;
         let _lock = lock(&cfg.lease_dir)?;
         let netns = names.netns(sandbox);
@@ -659,28 +632,26 @@ impl HostNet {
             teardown(*names, tools, old.sandbox, &[old.sandbox_ip]);
         }
         let lease = self.lease(sandbox, index).ok_or_else(|| io::Error::other("lease index out of range"))?;
-        if let Err(e) = run(&tools.ip, &["netns", "add", &netns], None) {
-            let _ = fs::remove_file(lease_file(&cfg.lease_dir, index));
-            return Err(e);
+        match netlink::add_namespace(&lease.netns_path) {
+            Ok(ns) => Ok((lease, ns)),
+            Err(e) => {
+                let _ = fs::remove_file(lease_file(&cfg.lease_dir, index));
+                Err(e)
+            }
         }
-        Ok(lease)
     }
 
     /// Veth pair, addresses, routes and firewall membership of a fresh namespace.
-    fn wire(&self, lease: &Lease, unrestricted: bool) -> io::Result<()> {
-        let ip = &self.inner.tools.ip;
-        let Lease { netns, host_if, host_ip, sandbox_ip, .. } = lease;
-        // Before eth0 arrives, so it never gets an IPv6 address.
-        disable_ipv6(&lease.netns_path)?;
-        let host = format!(
-            "link add {host_if} type veth peer name eth0 netns {netns}\naddr add {host_ip}/30 dev {host_if}\n\
-             link set {host_if} up\n"
-        );
-        run(ip, &["-batch", "-"], Some(&host))?;
-        let inside = format!(
-            "addr add {sandbox_ip}/30 dev eth0\nlink set eth0 up\nlink set lo up\nroute add default via {host_ip}\n"
-        );
-        run(ip, &["-n", netns, "-batch", "-"], Some(&inside))?;
+    fn wire(&self, lease: &Lease, ns: Namespace, unrestricted: bool) -> io::Result<()> {
+        let Lease { host_if, host_ip, sandbox_ip, .. } = lease;
+        let host = netlink::Socket::open()?;
+        host.add_veth(host_if, "eth0", netlink::ETH0_INDEX, &ns.file)?;
+        let index = netlink::index_of(host_if)?;
+        host.add_address(index, *host_ip, 30)?;
+        host.link_up(index)?;
+        ns.inside.add_address(netlink::ETH0_INDEX, *sandbox_ip, 30)?;
+        ns.inside.link_up(netlink::ETH0_INDEX)?;
+        ns.inside.add_default_route(*host_ip, netlink::ETH0_INDEX)?;
         if unrestricted {
             self.set_unrestricted_blocking(lease, true)?;
         }
@@ -688,14 +659,10 @@ impl HostNet {
     }
 
     fn set_unrestricted_blocking(&self, lease: &Lease, on: bool) -> io::Result<()> {
-        let Inner { names, tools, .. } = &*self.inner;
-        let script = if on {
+        if on {
             enable_forwarding()?;
-            format!("add element inet {} {SET} {{ {} }}\n", names.table, lease.sandbox_ip)
-        } else {
-            set_absent_script(*names, &[lease.sandbox_ip])
-        };
-        run(&tools.nft, &["-f", "-"], Some(&script))
+        }
+        netlink::set_elements(self.inner.names.table, SET, &[lease.sandbox_ip], on)
     }
 }
 
