@@ -68,7 +68,7 @@ async fn stages(ctx: &Ctx<'_>, current: &Mutex<Option<&'static str>>) -> Result<
     let policy = network_policy(env);
     // The clone and packages stages need the open network; without them nothing runs in the
     // machine before `network`, so it starts under its final policy and that stage changes
-    // nothing (an unrestricted machine's nftables run then happens beside the disk's making).
+    // nothing (an unrestricted machine's nftables set entry is then made beside its disk).
     let builds = !repos.is_empty() || env.is_some_and(|e| !e.packages.is_empty());
     let first = if builds { NetworkPolicy::Open } else { policy.clone() };
     let spec = ctx.svc.spec(ctx.row, ctx.material.env.clone(), first, machine_broker);

@@ -98,8 +98,8 @@ struct Live {
     /// Kept for the policies `set_network` makes.
     broker: Option<BrokerRef>,
     /// Whether the kernel lets the machine out directly (its address in the
-    /// nftables set), when known: `set_network` skips an `nft` run that would
-    /// change nothing (most builds go from open to limited, neither in the set).
+    /// nftables set), when known: `set_network` skips a set change that would
+    /// change nothing (a build without clone or packages starts under its final policy).
     unrestricted: Option<bool>,
 }
 

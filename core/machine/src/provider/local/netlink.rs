@@ -1,7 +1,7 @@
 //! A machine's network made in-process: the namespace by `unshare` on a
 //! thread of its own, the veth pair, addresses and route over rtnetlink,
 //! its address in or out of the nftables set over nfnetlink.
-//! Running `ip` for these cost a fork and exec each (8-20 ms for
+//! Running `ip` and `nft` for these cost a fork and exec each (8-20 ms for
 //! `ip netns add` alone on the 2-core test host), against well under a
 //! millisecond for the kernel's own work. Teardown, off the start's path,
 //! still runs `ip`.
@@ -99,17 +99,13 @@ impl Msg {
         self.bytes(data)
     }
 
-    /// A nested attribute: its contents are what `fill` appends.
-    fn nest(&mut self, kind: u16, fill: impl FnOnce(&mut Msg)) -> &mut Msg {
-        self.nest_as(kind, fill)
-    }
-
     /// A nested attribute flagged as one (nfnetlink's attributes want the flag).
     fn nested(&mut self, kind: u16, fill: impl FnOnce(&mut Msg)) -> &mut Msg {
-        self.nest_as(kind | NLA_F_NESTED, fill)
+        self.nest(kind | NLA_F_NESTED, fill)
     }
 
-    fn nest_as(&mut self, kind: u16, fill: impl FnOnce(&mut Msg)) -> &mut Msg {
+    /// A nested attribute: its contents are what `fill` appends.
+    fn nest(&mut self, kind: u16, fill: impl FnOnce(&mut Msg)) -> &mut Msg {
         let start = self.buf.len();
         self.attr(kind, &[]);
         fill(self);
@@ -161,8 +157,7 @@ impl Socket {
 
     /// Sends one request and waits for the kernel's acknowledgement.
     fn request(&self, msg: &mut Msg, what: &str) -> io::Result<()> {
-        let data = msg.finish().to_vec();
-        self.send(&data, 1, what)
+        self.send(msg.finish(), 1, what)
     }
 
     /// Sends `data` (one or more requests) and waits for `acks` acknowledgements; the first
@@ -203,17 +198,7 @@ impl Socket {
 
     /// A veth pair: `host` here, `peer` (index `peer_index`) in the namespace `netns`.
     pub fn add_veth(&self, host: &str, peer: &str, peer_index: i32, netns: &File) -> io::Result<()> {
-        let mut msg = Msg::new(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
-        msg.bytes(&ifinfo(0, 0, 0)).attr(IFLA_IFNAME, &name(host)).nest(IFLA_LINKINFO, |m| {
-            m.attr(IFLA_INFO_KIND, b"veth").nest(IFLA_INFO_DATA, |m| {
-                m.nest(VETH_INFO_PEER, |m| {
-                    m.bytes(&ifinfo(peer_index, 0, 0))
-                        .attr(IFLA_IFNAME, &name(peer))
-                        .attr(IFLA_NET_NS_FD, &netns.as_raw_fd().to_ne_bytes());
-                });
-            });
-        });
-        self.request(&mut msg, &format!("adding veth {host}"))
+        self.request(&mut veth_request(host, peer, peer_index, netns.as_raw_fd()), &format!("adding veth {host}"))
     }
 
     /// `ip addr add <ip>/<prefix> dev <index>`.
@@ -245,6 +230,21 @@ impl Socket {
         msg.bytes(&head).attr(RTA_GATEWAY, &gateway.octets()).attr(RTA_OIF, &index.to_ne_bytes());
         self.request(&mut msg, &format!("adding the default route via {gateway}"))
     }
+}
+
+/// `ip link add <host> type veth peer name <peer> index <peer_index> netns <netns_fd>`.
+fn veth_request(host: &str, peer: &str, peer_index: i32, netns_fd: i32) -> Msg {
+    let mut msg = Msg::new(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
+    msg.bytes(&ifinfo(0, 0, 0)).attr(IFLA_IFNAME, &name(host)).nest(IFLA_LINKINFO, |m| {
+        m.attr(IFLA_INFO_KIND, b"veth").nest(IFLA_INFO_DATA, |m| {
+            m.nest(VETH_INFO_PEER, |m| {
+                m.bytes(&ifinfo(peer_index, 0, 0))
+                    .attr(IFLA_IFNAME, &name(peer))
+                    .attr(IFLA_NET_NS_FD, &netns_fd.to_ne_bytes());
+            });
+        });
+    });
+    msg
 }
 
 /// `struct nfgenmsg`: family, version 0, resource id (big-endian).
@@ -414,15 +414,7 @@ mod tests {
 
     #[test]
     fn a_veth_request_nests_the_peer_with_its_namespace() {
-        let mut msg = Msg::new(RTM_NEWLINK, NLM_F_CREATE | NLM_F_EXCL);
-        msg.bytes(&ifinfo(0, 0, 0)).attr(IFLA_IFNAME, &name("vh-a")).nest(IFLA_LINKINFO, |m| {
-            m.attr(IFLA_INFO_KIND, b"veth").nest(IFLA_INFO_DATA, |m| {
-                m.nest(VETH_INFO_PEER, |m| {
-                    m.bytes(&ifinfo(2, 0, 0)).attr(IFLA_IFNAME, &name("eth0"));
-                });
-            });
-        });
-        let b = msg.finish().to_vec();
+        let b = veth_request("vh-a", "eth0", 2, 7).finish().to_vec();
         let u16_at = |i: usize| u16::from_ne_bytes([b[i], b[i + 1]]);
         assert_eq!(u32::from_ne_bytes([b[0], b[1], b[2], b[3]]) as usize, b.len());
         assert_eq!(b.len() % 4, 0);
@@ -438,5 +430,9 @@ mod tests {
         assert_eq!(u16_at(data + 6), VETH_INFO_PEER);
         // The peer's ifinfomsg asks for index 2.
         assert_eq!(i32::from_ne_bytes([b[data + 12], b[data + 13], b[data + 14], b[data + 15]]), 2);
+        // Its last attribute is the namespace's descriptor.
+        let end = b.len();
+        assert_eq!((u16_at(end - 8), u16_at(end - 6)), (8, IFLA_NET_NS_FD));
+        assert_eq!(i32::from_ne_bytes([b[end - 4], b[end - 3], b[end - 2], b[end - 1]]), 7);
     }
 }
