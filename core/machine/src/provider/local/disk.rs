@@ -14,12 +14,17 @@
 //!
 //! New images are not formatted on the start path: one template per size is
 //! made once with `mkfs.ext4` (about 50 ms), and a couple of sparse copies of
-//! it are kept ready (`<machines>/.images`), refilled in the background. A
-//! start renames one into place and mounts it: a loop device set up
-//! in-process (`LOOP_CONFIGURE`, freed automatically at unmount) and one
-//! mount(2). Mounts use `noinit_itable` (no background zeroing of inode
-//! tables, which would write a tenth of the image) and `discard` (files
-//! deleted inside give their blocks back to the host).
+//! it are kept ready (`<machines>/.images`), refilled in the background. Two
+//! more are kept mounted, so that a start takes neither the loop device nor
+//! the ext4 mount (about 7 ms): it renames the image into place and binds
+//! the spare's mount at the machine's mount point. Without a mounted spare
+//! (a burst takes them all) a start renames an image spare into place and
+//! mounts it: a loop device set up in-process (`LOOP_CONFIGURE`, freed
+//! automatically at unmount) and one mount(2). Mounts use `noinit_itable`
+//! (no background zeroing of inode tables, which would write a tenth of the
+//! image) and `discard` (files deleted inside give their blocks back to the
+//! host). A server drops the mounted spares it finds at its start, and
+//! `purge_blocking` drops them too.
 
 use std::ffi::CString;
 use std::fs::{self, File, OpenOptions};
@@ -35,8 +40,17 @@ use std::time::Duration;
 
 use super::bwrap::Layout;
 
-/// Ready-made images kept per size.
+/// Ready-made images kept per size, of each kind.
 const SPARES: usize = 2;
+/// Spare images: `<machines>/.images/spare-<size>-<name>.img`.
+const SPARE: &str = "spare-";
+/// Spare images kept mounted: `<machines>/.images/mounted-<size>-<name>.img`,
+/// mounted at `<machines>/.images/mounted/<name>` (the directory is root's
+/// alone; a claim binds the mount into the machine's run directory).
+const MOUNTED: &str = "mounted-";
+const SPARE_MOUNTS: &str = "mounted";
+/// How long a refill waits before it starts.
+const REFILL_DELAY: Duration = Duration::from_millis(50);
 
 const LOOP_CTL_GET_FREE: libc::c_ulong = 0x4C82;
 const LOOP_CONFIGURE: libc::c_ulong = 0x4C0A;
@@ -103,6 +117,8 @@ pub struct Disks {
     /// 0: directories, no limit.
     size_mb: u64,
     images: PathBuf,
+    /// Where spares are kept mounted (`<machines>/.images/mounted/<name>`, root only).
+    mounted: PathBuf,
     refilling: Arc<AtomicBool>,
 }
 
@@ -110,6 +126,7 @@ impl Disks {
     /// Checks what sized disks need (`mkfs.ext4`, loop devices).
     pub fn new(machines_dir: &Path, size_mb: u64) -> Result<Disks, String> {
         let images = machines_dir.join(".images");
+        let mounted = images.join(SPARE_MOUNTS);
         if size_mb > 0 {
             if super::which("mkfs.ext4").is_none() {
                 return Err("sandbox.disk_mb needs mkfs.ext4: install e2fsprogs (or set sandbox.disk_mb = 0 for \
@@ -127,7 +144,9 @@ impl Disks {
                 .create(&images)
                 .map_err(|e| format!("{}: {e}", images.display()))?;
         }
-        let disks = Disks { size_mb, images, refilling: Arc::new(AtomicBool::new(false)) };
+        // Mounted spares of a server before this one: their mounts are not this one's to trust.
+        drop_mounted_spares(machines_dir);
+        let disks = Disks { size_mb, images, mounted, refilling: Arc::new(AtomicBool::new(false)) };
         disks.drop_other_sizes();
         Ok(disks)
     }
@@ -144,6 +163,9 @@ impl Disks {
         let (kind, created) = match kind(layout) {
             Some(k) => (k, false),
             None if self.size_mb > 0 => {
+                if self.take_mounted(layout) {
+                    return Ok((Kind::Image, true));
+                }
                 self.take_image(&layout.image())?;
                 (Kind::Image, true)
             }
@@ -157,8 +179,41 @@ impl Disks {
         Ok((kind, created))
     }
 
+    /// A spare already mounted, moved to `layout`: its image renamed into
+    /// place (the loop device holds the file, not the name) and its mount
+    /// bound at `layout.mount()`, then dropped from the spare's place. False
+    /// when none is ready; an image taken but found unmounted (another server
+    /// on this host dropped it) is left in place for the caller to mount.
+    fn take_mounted(&self, layout: &Layout) -> bool {
+        let prefix = format!("{MOUNTED}{}-", self.size_mb);
+        let Ok(entries) = fs::read_dir(&self.images) else { return false };
+        for entry in entries.flatten() {
+            let file = entry.file_name().to_string_lossy().into_owned();
+            let Some(name) = file.strip_prefix(&prefix).and_then(|n| n.strip_suffix(".img")) else { continue };
+            if fs::rename(entry.path(), layout.image()).is_err() {
+                continue;
+            }
+            self.refill();
+            let spare = self.mounted.join(name);
+            match move_mount(&spare, &layout.mount()) {
+                Ok(()) => return true,
+                Err(e) => {
+                    tracing::warn!("a mounted spare disk could not be used, mounting its image instead: {e}");
+                    unmount(&spare);
+                    let _ = fs::remove_dir(&spare);
+                    return false;
+                }
+            }
+        }
+        false
+    }
+
     /// A new image at `dst`: a spare when one is ready, else a copy of the template made now.
     fn take_image(&self, dst: &Path) -> io::Result<()> {
+        if dst.is_file() {
+            // A mounted spare's image whose mount was gone (`take_mounted`).
+            return Ok(());
+        }
         let prefix = format!("spare-{}-", self.size_mb);
         if let Ok(entries) = fs::read_dir(&self.images) {
             for entry in entries.flatten() {
@@ -190,26 +245,38 @@ impl Disks {
         made.map(|()| template)
     }
 
-    /// Tops the spares up in the background (one refill at a time).
+    /// Tops the spares up in the background (one refill at a time): images
+    /// ready to rename, and images already mounted (a loop device and an
+    /// ext4 mount are about 7 ms of a start otherwise).
     fn refill(&self) {
         if self.refilling.swap(true, Ordering::AcqRel) {
             return;
         }
         let this = self.clone();
         std::thread::spawn(move || {
+            // After the start that took a spare rather than beside it: both want the two cores.
+            std::thread::sleep(REFILL_DELAY);
             let result = (|| -> io::Result<()> {
                 let template = this.template()?;
-                let prefix = format!("spare-{}-", this.size_mb);
-                let ready = fs::read_dir(&this.images)?
-                    .flatten()
-                    .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
-                    .filter(|e| e.file_name().to_string_lossy().ends_with(".img"))
-                    .count();
-                for _ in ready..SPARES {
-                    let name = format!("{prefix}{}", uuid::Uuid::new_v4().simple());
-                    let tmp = this.images.join(format!("{name}.tmp"));
-                    copy_sparse(&template, &tmp)?;
-                    fs::rename(&tmp, this.images.join(format!("{name}.img")))?;
+                for kind in [SPARE, MOUNTED] {
+                    let prefix = format!("{kind}{}-", this.size_mb);
+                    let ready = fs::read_dir(&this.images)?
+                        .flatten()
+                        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
+                        .filter(|e| e.file_name().to_string_lossy().ends_with(".img"))
+                        .count();
+                    for _ in ready..SPARES {
+                        let name = uuid::Uuid::new_v4().simple().to_string();
+                        let tmp = this.images.join(format!("{prefix}{name}.tmp"));
+                        copy_sparse(&template, &tmp)?;
+                        if kind == MOUNTED
+                            && let Err(e) = this.mount_spare(&tmp, &name)
+                        {
+                            let _ = fs::remove_file(&tmp);
+                            return Err(e);
+                        }
+                        fs::rename(&tmp, this.images.join(format!("{prefix}{name}.img")))?;
+                    }
                 }
                 Ok(())
             })();
@@ -220,10 +287,28 @@ impl Disks {
         });
     }
 
+    /// Mounts a spare image at `<mounted>/<name>` as a machine's disk is
+    /// mounted, without ext4's `lost+found` (nothing of the machine's).
+    fn mount_spare(&self, image: &Path, name: &str) -> io::Result<()> {
+        fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.mounted)?;
+        let target = self.mounted.join(name);
+        fs::DirBuilder::new().mode(0o700).create(&target)?;
+        let mounted =
+            mount_image(image, &target, false).and_then(|()| match fs::remove_dir(target.join("lost+found")) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+                _ => Ok(()),
+            });
+        if mounted.is_err() {
+            unmount(&target);
+            let _ = fs::remove_dir(&target);
+        }
+        mounted
+    }
+
     /// Spares and templates of another size are of no use any more.
     fn drop_other_sizes(&self) {
         let Ok(entries) = fs::read_dir(&self.images) else { return };
-        let keep = [format!("spare-{}-", self.size_mb), format!("template-{}.", self.size_mb)];
+        let keep = [format!("{SPARE}{}-", self.size_mb), format!("template-{}.", self.size_mb)];
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             if !keep.iter().any(|k| name.starts_with(k)) {
@@ -262,22 +347,63 @@ impl Mode0600 for OpenOptions {
     }
 }
 
-/// Copies a sparse file keeping its holes (and sharing blocks where the filesystem can).
+/// Copies a sparse file keeping its holes, in-process: a reflink where the
+/// filesystem shares blocks (one ioctl), else each data extent
+/// (`SEEK_DATA`/`SEEK_HOLE`) by `copy_file_range`. A spare refill used to run
+/// `cp` for this: a fork of the server and an exec, beside a start.
 pub fn copy_sparse(src: &Path, dst: &Path) -> io::Result<()> {
-    let out = Command::new("cp")
-        .args(["--sparse=always", "--reflink=auto", "--no-target-directory", "--"])
-        .arg(src)
-        .arg(dst)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .output()?;
-    if out.status.success() {
-        fs::set_permissions(dst, fs::Permissions::from_mode(0o600))?;
-        return Ok(());
-    }
-    let _ = fs::remove_file(dst);
-    Err(io::Error::other(format!("cp {}: {}", src.display(), String::from_utf8_lossy(&out.stderr).trim())))
+    let context =
+        |e: io::Error| io::Error::new(e.kind(), format!("copying {} to {}: {e}", src.display(), dst.display()));
+    let from = File::open(src).map_err(context)?;
+    let to = OpenOptions::new().create_new(true).write(true).mode_0600().open(dst).map_err(context)?;
+    let copied = (|| {
+        // SAFETY: FICLONE takes the source descriptor as its argument; both are open here.
+        if unsafe { libc::ioctl(to.as_raw_fd(), libc::FICLONE, from.as_raw_fd()) } == 0 {
+            return Ok(());
+        }
+        let len = from.metadata()?.len();
+        to.set_len(len)?;
+        let mut at = 0i64;
+        while (at as u64) < len {
+            // SAFETY: lseek on an open descriptor.
+            let data = unsafe { libc::lseek(from.as_raw_fd(), at, libc::SEEK_DATA) };
+            if data < 0 {
+                let err = io::Error::last_os_error();
+                // ENXIO: no data past `at`, only a hole to the end.
+                if err.raw_os_error() == Some(libc::ENXIO) {
+                    break;
+                }
+                return Err(err);
+            }
+            // SAFETY: as above.
+            let hole = unsafe { libc::lseek(from.as_raw_fd(), data, libc::SEEK_HOLE) };
+            if hole < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let (mut off_in, mut off_out) = (data, data);
+            while off_in < hole {
+                let want = usize::try_from(hole - off_in).unwrap_or(usize::MAX);
+                // SAFETY: copy_file_range between two open descriptors, offsets owned here.
+                let n = unsafe {
+                    libc::copy_file_range(from.as_raw_fd(), &mut off_in, to.as_raw_fd(), &mut off_out, want, 0)
+                };
+                match n {
+                    n if n < 0 => return Err(io::Error::last_os_error()),
+                    0 => return Err(io::Error::other("the source ended while copying")),
+                    _ => {}
+                }
+            }
+            at = hole;
+        }
+        Ok(())
+    })();
+    copied.map_err(|e: io::Error| {
+        // Half a copy is of no use to anyone; the file is this call's own.
+        if let Err(rm) = fs::remove_file(dst) {
+            tracing::warn!("removing {}: {rm}", dst.display());
+        }
+        context(e)
+    })
 }
 
 fn cstring(path: &Path) -> io::Result<CString> {
@@ -290,26 +416,7 @@ pub fn mount(layout: &Layout, kind: Kind, read_only: bool) -> io::Result<()> {
     fs::DirBuilder::new().recursive(true).mode(0o711).create(&target)?;
     let ro = if read_only { libc::MS_RDONLY } else { 0 };
     match kind {
-        Kind::Image => {
-            let device = attach_loop(&layout.image(), read_only)?;
-            // Read-only mounts skip the journal: a disk cut short by a crash still reads (as last committed).
-            let data = if read_only { "noload" } else { "noinit_itable,discard" };
-            let (src, dst, fstype, data) =
-                (cstring(&device.path)?, cstring(&target)?, CString::from(c"ext4"), CString::new(data)?);
-            // SAFETY: valid C strings; the loop device stays attached until this mount goes (autoclear).
-            let rc = unsafe {
-                libc::mount(
-                    src.as_ptr(),
-                    dst.as_ptr(),
-                    fstype.as_ptr(),
-                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOATIME | ro,
-                    data.as_ptr().cast(),
-                )
-            };
-            if rc != 0 {
-                return Err(io::Error::other(format!("mounting the disk image: {}", io::Error::last_os_error())));
-            }
-        }
+        Kind::Image => mount_image(&layout.image(), &target, read_only)?,
         Kind::Dir => {
             let (src, dst) = (cstring(&layout.disk_dir())?, cstring(&target)?);
             // SAFETY: valid C strings; a bind, then its flags (a bind ignores flags on creation).
@@ -327,6 +434,79 @@ pub fn mount(layout: &Layout, kind: Kind, read_only: bool) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Mounts the ext4 `image` at `target` through a loop device, `nosuid,nodev,noatime`.
+fn mount_image(image: &Path, target: &Path, read_only: bool) -> io::Result<()> {
+    let ro = if read_only { libc::MS_RDONLY } else { 0 };
+    let device = attach_loop(image, read_only)?;
+    // Read-only mounts skip the journal: a disk cut short by a crash still reads (as last committed).
+    let data = if read_only { "noload" } else { "noinit_itable,discard" };
+    let (src, dst, fstype, data) =
+        (cstring(&device.path)?, cstring(target)?, CString::from(c"ext4"), CString::new(data)?);
+    // SAFETY: valid C strings; the loop device stays attached until this mount goes (autoclear).
+    let rc = unsafe {
+        libc::mount(
+            src.as_ptr(),
+            dst.as_ptr(),
+            fstype.as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOATIME | ro,
+            data.as_ptr().cast(),
+        )
+    };
+    if rc != 0 {
+        return Err(io::Error::other(format!("mounting the disk image: {}", io::Error::last_os_error())));
+    }
+    Ok(())
+}
+
+/// Moves the mount at `from` to `to` (made if missing): a bind of it at `to`
+/// (which keeps its flags), checked to be the same filesystem, then `from`
+/// detached. A bind rather than `MS_MOVE`, which a shared parent mount (the
+/// usual `/run`) refuses.
+fn move_mount(from: &Path, to: &Path) -> io::Result<()> {
+    let device = fs::metadata(from)?.dev();
+    let parent = fs::metadata(from.parent().unwrap_or(Path::new("/")))?.dev();
+    if device == parent {
+        return Err(io::Error::other(format!("{} is not mounted", from.display())));
+    }
+    fs::DirBuilder::new().recursive(true).mode(0o711).create(to)?;
+    let (src, dst) = (cstring(from)?, cstring(to)?);
+    // SAFETY: valid C strings; a bind mount.
+    if unsafe { libc::mount(src.as_ptr(), dst.as_ptr(), std::ptr::null(), libc::MS_BIND, std::ptr::null()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if fs::metadata(to)?.dev() != device {
+        // Unmounted by someone else between the check and the bind: a plain directory came along.
+        unmount(to);
+        return Err(io::Error::other(format!("{} went while being moved", from.display())));
+    }
+    unmount(from);
+    if let Err(e) = fs::remove_dir(from) {
+        tracing::warn!("{}: {e}", from.display());
+    }
+    Ok(())
+}
+
+/// Unmounts and removes every mounted spare (a server starting, or an
+/// operator's purge). Their images go too.
+pub fn drop_mounted_spares(machines_dir: &Path) {
+    let images = machines_dir.join(".images");
+    if let Ok(entries) = fs::read_dir(images.join(SPARE_MOUNTS)) {
+        for entry in entries.flatten() {
+            unmount(&entry.path());
+            if let Err(e) = fs::remove_dir(entry.path()) {
+                tracing::warn!("{}: {e}", entry.path().display());
+            }
+        }
+    }
+    if let Ok(entries) = fs::read_dir(&images) {
+        for entry in entries.flatten() {
+            if entry.file_name().to_string_lossy().starts_with(MOUNTED) {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+    }
 }
 
 struct LoopDevice {
@@ -466,6 +646,117 @@ pub fn settle(layout: &Layout, uid: u32) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_sparse_copy_keeps_the_data_and_the_holes() {
+        use std::io::{Read, Seek, SeekFrom, Write};
+        let dir = std::env::temp_dir().join(format!("acs-sparse-{}", uuid::Uuid::new_v4().simple()));
+        fs::create_dir(&dir).unwrap();
+        let (src, dst) = (dir.join("src"), dir.join("dst"));
+        let mut f = File::create(&src).unwrap();
+        f.set_len(64 << 20).unwrap();
+        for (at, byte) in [(0u64, 1u8), (10 << 20, 2), ((64 << 20) - 4096, 3)] {
+            f.seek(SeekFrom::Start(at)).unwrap();
+            f.write_all(&[byte; 4096]).unwrap();
+        }
+        drop(f);
+        copy_sparse(&src, &dst).unwrap();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        File::open(&src).unwrap().read_to_end(&mut a).unwrap();
+        File::open(&dst).unwrap().read_to_end(&mut b).unwrap();
+        assert!(a == b, "same bytes");
+        let meta = fs::metadata(&dst).unwrap();
+        assert_eq!(meta.mode() & 0o777, 0o600);
+        // Three 4 KiB extents, not 64 MiB (a reflink shares even those).
+        assert!(meta.blocks() * 512 < 1 << 20, "{} bytes allocated", meta.blocks() * 512);
+        // An existing target is refused and left alone.
+        let err = copy_sparse(&src, &dst).expect_err("exists");
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(fs::metadata(&dst).unwrap().len(), 64 << 20);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Mounted spares of `disks`, by name.
+    fn mounted_spares(disks: &Disks) -> Vec<String> {
+        let prefix = format!("{MOUNTED}{}-", disks.size_mb);
+        let mut names: Vec<String> = fs::read_dir(&disks.images)
+            .unwrap()
+            .flatten()
+            .filter_map(|e| {
+                let n = e.file_name().to_string_lossy().into_owned();
+                n.strip_prefix(&prefix).and_then(|n| n.strip_suffix(".img")).map(str::to_owned)
+            })
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn a_new_disk_takes_a_mounted_spare_and_purge_drops_the_rest() {
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: needs root");
+            return;
+        }
+        let root = std::env::temp_dir().join(format!("acs-spares-{}", uuid::Uuid::new_v4().simple()));
+        let (machines, run) = (root.join("machines"), root.join("run"));
+        fs::create_dir_all(&machines).unwrap();
+        let disks = Disks::new(&machines, 64).unwrap();
+        let layout = |n: u128| {
+            let l = Layout::new(&machines, &run, uuid::Uuid::from_u128(n));
+            fs::create_dir_all(&l.root).unwrap();
+            l
+        };
+        // The first disk has no spare yet: a copy of the template, mounted now; the refill follows.
+        let first = layout(1);
+        assert_eq!(disks.attach(&first, 4242).unwrap(), (Kind::Image, true));
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while mounted_spares(&disks).len() < SPARES {
+            assert!(std::time::Instant::now() < deadline, "the mounted spares never came");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let before = mounted_spares(&disks);
+        let spare_dev = fs::metadata(disks.mounted.join(&before[0])).unwrap().dev();
+        assert_ne!(spare_dev, fs::metadata(&disks.mounted).unwrap().dev(), "a spare is a mount of its own");
+        assert!(!disks.mounted.join(&before[0]).join("lost+found").exists());
+        assert_eq!(fs::metadata(&disks.mounted).unwrap().mode() & 0o777, 0o700, "spares are root's alone");
+
+        let second = layout(2);
+        assert_eq!(disks.attach(&second, 4243).unwrap(), (Kind::Image, true));
+        let taken: Vec<_> = before.iter().filter(|n| !mounted_spares(&disks).contains(n)).collect();
+        assert_eq!(taken.len(), 1, "one mounted spare taken");
+        assert!(!disks.mounted.join(taken[0]).exists(), "its place is gone");
+        let dev = fs::metadata(second.mount()).unwrap().dev();
+        assert!(before.iter().any(|n| n == taken[0]));
+        assert_ne!(dev, fs::metadata(&second.run).unwrap().dev(), "mounted at the machine's mount point");
+        // The machine's own flags, as a mount made for it would have.
+        let c = cstring(&second.mount()).unwrap();
+        // SAFETY: statvfs fills a zeroed struct from a valid C string.
+        let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+        assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0);
+        assert_ne!(st.f_flag & libc::ST_NOSUID, 0);
+        assert_ne!(st.f_flag & libc::ST_NODEV, 0);
+        assert_eq!(st.f_flag & libc::ST_RDONLY, 0);
+        settle(&second, 4243).unwrap();
+        fs::write(second.workspace().join("f"), b"x").unwrap();
+        assert_eq!(fs::metadata(second.mount()).unwrap().uid(), 4243);
+        assert!(second.image().is_file(), "the image is the machine's now");
+        // Mounted again later (a restart), the image holds what was written.
+        unmount(&second.mount());
+        mount(&second, Kind::Image, true).unwrap();
+        assert_eq!(fs::read(second.workspace().join("f")).unwrap(), b"x");
+        unmount(&second.mount());
+        unmount(&first.mount());
+
+        // Let a refill that is still running finish before dropping the rest.
+        while disks.refilling.load(Ordering::Acquire) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        drop_mounted_spares(&machines);
+        assert!(mounted_spares(&disks).is_empty());
+        assert_eq!(fs::read_dir(&disks.mounted).unwrap().count(), 0, "no spare left mounted");
+        fs::remove_dir_all(&root).unwrap();
+    }
 
     #[test]
     fn mountinfo_paths_are_unescaped() {

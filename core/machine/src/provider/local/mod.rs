@@ -1080,9 +1080,11 @@ fn limits(l: &Limits) -> cgroup::Limits {
 }
 
 /// Stops every machine under `machines_dir` and frees their network, mounts
-/// and uids, without a running server (tests' teardown, an operator's
-/// cleanup).
+/// and uids, and drops the spare disks kept mounted and the host's spare
+/// networks, without a running server (tests' teardown, an operator's cleanup).
 pub fn purge_blocking(machines_dir: &Path, run_dir: &Path, lease_dir: &Path) {
+    disk::drop_mounted_spares(machines_dir);
+    net::drop_spares_blocking(lease_dir);
     let Ok(entries) = fs::read_dir(machines_dir) else { return };
     for entry in entries.flatten() {
         let Some(id) = entry.file_name().to_str().and_then(|s| s.parse::<Uuid>().ok()) else { continue };

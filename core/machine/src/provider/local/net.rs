@@ -16,10 +16,12 @@ use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::net::Ipv4Addr;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use ipnet::Ipv4Net;
 use uuid::Uuid;
@@ -123,24 +125,18 @@ fn slot(subnet: Ipv4Net, index: u32) -> Option<(Ipv4Addr, Ipv4Addr)> {
     Some((Ipv4Addr::from(base + 1), Ipv4Addr::from(base + 2)))
 }
 
-/// The executables this module runs.
+/// The executable this module runs: `nft`, for the static tables (a machine's own
+/// network is made and torn down over netlink, `local/netlink.rs`).
 #[derive(Debug, Clone)]
 struct Tools {
-    ip: PathBuf,
     nft: PathBuf,
 }
 
 impl Tools {
-    /// Both found, or the message naming the missing package.
+    /// Found, or the message naming the missing package.
     fn find() -> Result<Tools, String> {
-        let ip = find_tool("ip").ok_or("the local sandbox provider needs `ip`: install the iproute2 package")?;
         let nft = find_tool("nft").ok_or("the local sandbox provider needs `nft`: install the nftables package")?;
-        Ok(Tools { ip, nft })
-    }
-
-    /// For cleanup without a running server: bare names when not found (the calls then just fail).
-    fn find_or_bare() -> Tools {
-        Tools::find().unwrap_or_else(|_| Tools { ip: "ip".into(), nft: "nft".into() })
+        Ok(Tools { nft })
     }
 }
 
@@ -389,23 +385,52 @@ fn allocate(
     Err(io::Error::other(format!("all {capacity} address blocks of {subnet} are leased or in use")))
 }
 
-/// Whether a block's host address is taken outside the lease files.
-fn address_in_use(ip: Ipv4Addr) -> bool {
-    address_on_host(ip) || socket_bound(ip)
+/// Whether a block's host address is taken outside the lease files: on an
+/// interface, or its proxy port held by a socket.
+fn address_in_use(ip: Ipv4Addr, proxy_port: u16) -> bool {
+    address_on_host(ip) || port_taken(ip, proxy_port)
 }
 
-/// Whether a TCP socket of this network namespace is bound to `ip`.
-fn socket_bound(ip: Ipv4Addr) -> bool {
-    fs::read_to_string("/proc/net/tcp").is_ok_and(|table| bound_addresses(&table).any(|a| a == ip))
-}
-
-/// The local addresses of a `/proc/net/tcp` table: `0100007F:1F90` is the
-/// address as the kernel holds it (network order) printed as a host-order number.
-fn bound_addresses(table: &str) -> impl Iterator<Item = Ipv4Addr> + '_ {
-    table.lines().skip(1).filter_map(|line| {
-        let (hex, _) = line.split_whitespace().nth(1)?.split_once(':')?;
-        Some(Ipv4Addr::from(u32::from_str_radix(hex, 16).ok()?.to_ne_bytes()))
-    })
+/// Whether a TCP socket holds `ip:port`, by binding a socket there as the
+/// proxy's listener would (address reuse on, never listening). Only this
+/// answer matters to a new machine, whose proxy must listen there; reading
+/// `/proc/net/tcp` instead cost a walk of every socket of the host, under
+/// the host-wide lease lock, for each start.
+fn port_taken(ip: Ipv4Addr, port: u16) -> bool {
+    // SAFETY: socket(2) with constant arguments; the descriptor is owned at once.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return false;
+    }
+    // SAFETY: a fresh descriptor nothing else owns; closed when dropped.
+    let socket = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+    let on: libc::c_int = 1;
+    // SAFETY: setsockopt reads one int this function owns.
+    unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_REUSEADDR,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    let addr = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: port.to_be(),
+        sin_addr: libc::in_addr { s_addr: u32::from(ip).to_be() },
+        sin_zero: [0; 8],
+    };
+    // SAFETY: bind reads a sockaddr_in this function owns, of the length given.
+    let rc = unsafe {
+        libc::bind(
+            socket.as_raw_fd(),
+            (&addr as *const libc::sockaddr_in).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        )
+    };
+    // Only a holder says taken: an address on no interface (EADDRNOTAVAIL) has no socket on it.
+    rc != 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EADDRINUSE)
 }
 
 /// Whether `ip` is assigned to an interface of this host (read from the
@@ -449,19 +474,13 @@ fn enable_forwarding() -> io::Result<()> {
 }
 
 /// Removes the veth pair, the namespace and the set elements of a machine. Best effort, idempotent.
-fn teardown(names: Names, tools: &Tools, sandbox: Uuid, ips: &[Ipv4Addr]) {
+fn teardown(names: Names, sandbox: Uuid, ips: &[Ipv4Addr]) {
     let (host_if, netns) = (names.host_if(sandbox), names.netns(sandbox));
-    let mut batch = String::new();
-    // The veth goes first: it dies at once, while a namespace with a process left inside outlives `netns del`.
-    if interface_exists(&host_if) {
-        batch.push_str(&format!("link del {host_if}\n"));
+    // The veth goes first: it dies at once, while a namespace with a process left inside outlives its name.
+    if let Err(e) = netlink::Socket::open().and_then(|s| s.del_link(&host_if)) {
+        tracing::warn!(%sandbox, "network teardown: {e}");
     }
-    if netns_path(&netns).exists() {
-        batch.push_str(&format!("netns del {netns}\n"));
-    }
-    if !batch.is_empty()
-        && let Err(e) = run(&tools.ip, &["-force", "-batch", "-"], Some(&batch))
-    {
+    if let Err(e) = netlink::remove_namespace(&netns_path(&netns)) {
         tracing::warn!(%sandbox, "network teardown: {e}");
     }
     if !ips.is_empty() {
@@ -471,7 +490,7 @@ fn teardown(names: Names, tools: &Tools, sandbox: Uuid, ips: &[Ipv4Addr]) {
 }
 
 /// Tears a machine's network down and drops its lease files.
-fn free(names: Names, tools: &Tools, dir: &Path, sandbox: Uuid, known_ip: Option<Ipv4Addr>) {
+fn free(names: Names, dir: &Path, sandbox: Uuid, known_ip: Option<Ipv4Addr>) {
     // The leases on file now are the ones torn down. A lease this machine takes after this
     // point (a start racing a stop: a server's teardown, a test's cleanup) keeps its file:
     // dropping it would leave its address on an interface with no lease, free for another.
@@ -486,7 +505,7 @@ fn free(names: Names, tools: &Tools, dir: &Path, sandbox: Uuid, known_ip: Option
     drop(held);
     let mut ips: Vec<Ipv4Addr> = seen.iter().map(|(_, r)| r.sandbox_ip).collect();
     ips.extend(known_ip.filter(|ip| !ips.contains(ip)));
-    teardown(names, tools, sandbox, &ips);
+    teardown(names, sandbox, &ips);
     // Under the lock, so a reclaimed file that now belongs to another machine is left alone.
     let Ok(_lock) = lock(dir) else { return };
     let now = records(dir).unwrap_or_default();
@@ -497,9 +516,19 @@ fn free(names: Names, tools: &Tools, dir: &Path, sandbox: Uuid, known_ip: Option
     }
 }
 
+/// Frees every spare network of the host without a running server (an
+/// operator's or a test's cleanup; a server frees them at its start).
+pub fn drop_spares_blocking(lease_dir: &Path) {
+    for (_, r) in records(lease_dir).unwrap_or_default() {
+        if let Some(r) = r.filter(|r| is_spare(r.sandbox)) {
+            free(HOST, lease_dir, r.sandbox, Some(r.sandbox_ip));
+        }
+    }
+}
+
 /// Frees a machine's network without a running server (an operator's or a test's cleanup).
 pub fn release_blocking(lease_dir: &Path, sandbox: Uuid) {
-    free(HOST, &Tools::find_or_bare(), lease_dir, sandbox, None);
+    free(HOST, lease_dir, sandbox, None);
 }
 
 /// Whether a machine's network namespace is still there.
@@ -517,11 +546,48 @@ pub struct HostNet {
 struct Inner {
     cfg: NetConfig,
     names: Names,
-    tools: Tools,
+    /// Networks made ahead for no machine yet (`spare_id`), claimed by a new
+    /// machine by renaming; refilled in the background after each claim.
+    spares: Mutex<Vec<Lease>>,
+    refilling: AtomicBool,
+}
+
+/// Why a spare could not become a machine's network.
+enum Claim {
+    /// The spare is no longer whole (another server freed it): try another, or make one.
+    SpareGone(io::Error),
+    /// The machine's own names are taken, or its policy could not be set: a new network would fail too.
+    Fatal(io::Error),
+}
+
+/// Networks kept made ahead.
+const SPARES: usize = 2;
+/// The first bytes of a spare's placeholder id; the names come from its last
+/// twelve hex digits, which stay random.
+const SPARE_MARK: [u8; 6] = *b"acs\0sp";
+
+/// A placeholder id for a spare network.
+fn spare_id() -> Uuid {
+    let mut bytes = *Uuid::new_v4().as_bytes();
+    bytes[..6].copy_from_slice(&SPARE_MARK);
+    Uuid::from_bytes(bytes)
+}
+
+fn is_spare(id: Uuid) -> bool {
+    id.as_bytes()[..6] == SPARE_MARK
+}
+
+impl Drop for Inner {
+    /// Spares belong to this server alone: nothing else would ever free them.
+    fn drop(&mut self) {
+        for lease in self.spares.get_mut().unwrap_or_else(|p| p.into_inner()).drain(..) {
+            free(self.names, &self.cfg.lease_dir, lease.sandbox, Some(lease.sandbox_ip));
+        }
+    }
 }
 
 impl HostNet {
-    /// Checks that `ip` and `nft` exist and that this process may create network
+    /// Checks that `nft` exists and that this process may create network
     /// namespaces, then installs the static nft tables (the floor, replacing older
     /// floors, and the policy `inet acs`) under the host-wide lock, in one
     /// transaction (idempotent). Err is a one-line message naming the missing
@@ -552,7 +618,17 @@ impl HostNet {
         run(&tools.nft, &["-f", "-"], Some(&script)).map_err(|e| {
             format!("installing the nftables tables inet {} and inet {}: {e}", names.floor_table(), names.table)
         })?;
-        Ok(HostNet { inner: Arc::new(Inner { cfg, names, tools }) })
+        drop(_lock);
+        // Spares of servers before this one (one killed, or on this host beside it: its claims
+        // check that a spare is still whole and make a new network when it is not).
+        for (_, r) in records(dir).unwrap_or_default() {
+            if let Some(r) = r.filter(|r| is_spare(r.sandbox)) {
+                free(names, dir, r.sandbox, Some(r.sandbox_ip));
+            }
+        }
+        Ok(HostNet {
+            inner: Arc::new(Inner { cfg, names, spares: Mutex::new(Vec::new()), refilling: AtomicBool::new(false) }),
+        })
     }
 
     /// A new namespace `acs-<12 hex>` with veth `vh-<12 hex>` (host side, .1 of
@@ -560,9 +636,115 @@ impl HostNet {
     /// disabled inside. `unrestricted` lets it out (forwarding + masquerade).
     pub async fn create(&self, sandbox: Uuid, unrestricted: bool) -> io::Result<Lease> {
         let net = self.clone();
-        tokio::task::spawn_blocking(move || net.create_blocking(sandbox, unrestricted))
-            .await
-            .map_err(io::Error::other)?
+        tokio::task::spawn_blocking(move || {
+            let claimed = net.claim_spare(sandbox, unrestricted);
+            net.refill();
+            match claimed? {
+                Some(lease) => Ok(lease),
+                None => net.create_blocking(sandbox, unrestricted),
+            }
+        })
+        .await
+        .map_err(io::Error::other)?
+    }
+
+    /// A spare network renamed to `sandbox`'s names (namespace, veth, lease
+    /// record), or None when no spare is ready or whole. The rename is a
+    /// bind mount, a netlink request and a file written: under a
+    /// millisecond, against a few for a new network. Err when `sandbox`'s
+    /// own names are taken, which a new network would find too.
+    fn claim_spare(&self, sandbox: Uuid, unrestricted: bool) -> io::Result<Option<Lease>> {
+        loop {
+            let Some(spare) = self.inner.spares.lock().unwrap_or_else(|p| p.into_inner()).pop() else {
+                return Ok(None);
+            };
+            match self.rename_spare(&spare, sandbox, unrestricted) {
+                Ok(lease) => return Ok(Some(lease)),
+                Err(Claim::Fatal(e)) => {
+                    self.inner.spares.lock().unwrap_or_else(|p| p.into_inner()).push(spare);
+                    return Err(e);
+                }
+                Err(Claim::SpareGone(e)) => {
+                    // Expected now and then: another server on this host starting frees every spare.
+                    tracing::debug!(%sandbox, "a spare network could not be used: {e}");
+                    self.free(&spare);
+                }
+            }
+        }
+    }
+
+    fn rename_spare(&self, spare: &Lease, sandbox: Uuid, unrestricted: bool) -> Result<Lease, Claim> {
+        let Inner { cfg, .. } = &*self.inner;
+        let lease = self.lease(sandbox, spare.index).ok_or_else(|| Claim::SpareGone(io::Error::other("bad index")))?;
+        if lease.netns_path.exists() || interface_exists(&lease.host_if) {
+            let taken = format!("network namespace {} or interface {} exists", lease.netns, lease.host_if);
+            return Err(Claim::Fatal(io::Error::new(io::ErrorKind::AlreadyExists, taken)));
+        }
+        let file = lease_file(&cfg.lease_dir, spare.index);
+        let record = Record { sandbox, sandbox_ip: lease.sandbox_ip };
+        {
+            // Under the lock, as a new lease is made: the record and the namespace change together.
+            let _lock = lock(&cfg.lease_dir).map_err(Claim::SpareGone)?;
+            let on_file = fs::read_to_string(&file).ok().and_then(|t| Record::parse(&t));
+            if on_file.is_none_or(|r| r.sandbox != spare.sandbox) || !spare.netns_path.exists() {
+                let gone = format!("the spare lease {} was taken or freed", spare.index);
+                return Err(Claim::SpareGone(io::Error::other(gone)));
+            }
+            netlink::rename_namespace(&spare.netns_path, &lease.netns_path).map_err(Claim::SpareGone)?;
+            let tmp = cfg.lease_dir.join(format!("{}.lease.tmp", spare.index));
+            let written = fs::write(&tmp, record.render()).and_then(|()| fs::rename(&tmp, &file));
+            if let Err(e) = written {
+                // Give the namespace its spare name back, so that freeing the spare frees it.
+                if let Err(u) = netlink::rename_namespace(&lease.netns_path, &spare.netns_path) {
+                    tracing::warn!(%sandbox, "{u}");
+                }
+                return Err(Claim::SpareGone(e));
+            }
+        }
+        let renamed = netlink::index_of(&spare.host_if)
+            .and_then(|index| netlink::Socket::open()?.rename_link(index, &lease.host_if));
+        if let Err(e) = renamed {
+            // Every name is this claim's but the veth's, which is still the spare's.
+            if let Err(d) = netlink::Socket::open().and_then(|s| s.del_link(&spare.host_if)) {
+                tracing::warn!(%sandbox, "removing {}: {d}", spare.host_if);
+            }
+            if let Err(d) = netlink::remove_namespace(&lease.netns_path) {
+                tracing::warn!(%sandbox, "{d}");
+            }
+            if let Ok(_lock) = lock(&cfg.lease_dir)
+                && fs::read_to_string(&file).ok().and_then(|t| Record::parse(&t)) == Some(record)
+            {
+                let _ = fs::remove_file(&file);
+            }
+            return Err(Claim::SpareGone(e));
+        }
+        if unrestricted && let Err(e) = self.set_unrestricted_blocking(&lease, true) {
+            self.free(&lease);
+            return Err(Claim::Fatal(e));
+        }
+        Ok(lease)
+    }
+
+    /// Tops the spares up in a thread of its own (one refill at a time).
+    fn refill(&self) {
+        if self.inner.refilling.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let net = self.clone();
+        std::thread::spawn(move || {
+            // After the start that took a spare rather than beside it: both want the two cores.
+            std::thread::sleep(Duration::from_millis(50));
+            while net.inner.spares.lock().unwrap_or_else(|p| p.into_inner()).len() < SPARES {
+                match net.create_blocking(spare_id(), false) {
+                    Ok(lease) => net.inner.spares.lock().unwrap_or_else(|p| p.into_inner()).push(lease),
+                    Err(e) => {
+                        tracing::warn!("preparing a spare machine network: {e}");
+                        break;
+                    }
+                }
+            }
+            net.inner.refilling.store(false, Ordering::Release);
+        });
     }
 
     /// After a server restart: the lease of a still-existing namespace for this sandbox, if any.
@@ -590,8 +772,8 @@ impl HostNet {
     }
 
     fn free(&self, lease: &Lease) {
-        let Inner { cfg, names, tools } = &*self.inner;
-        free(*names, tools, &cfg.lease_dir, lease.sandbox, Some(lease.sandbox_ip));
+        let Inner { cfg, names, .. } = &*self.inner;
+        free(*names, &cfg.lease_dir, lease.sandbox, Some(lease.sandbox_ip));
     }
 
     fn lease(&self, sandbox: Uuid, index: u32) -> Option<Lease> {
@@ -620,16 +802,19 @@ impl HostNet {
 
     /// Under the lock: a lease file and the namespace it names, so the lease is never seen stale.
     fn lease_with_netns(&self, sandbox: Uuid) -> io::Result<(Lease, Namespace)> {
-        let Inner { cfg, names, tools } = &*self.inner;
+        let Inner { cfg, names, .. } = &*self.inner;
         let _lock = lock(&cfg.lease_dir)?;
-        let netns = names.netns(sandbox);
-        if netns_path(&netns).exists() {
-            return Err(io::Error::new(io::ErrorKind::AlreadyExists, format!("network namespace {netns} exists")));
+        let (netns, host_if) = (names.netns(sandbox), names.host_if(sandbox));
+        if netns_path(&netns).exists() || interface_exists(&host_if) {
+            // Not this start's to remove, as a failed start's teardown would.
+            let taken = format!("network namespace {netns} or interface {host_if} exists");
+            return Err(io::Error::new(io::ErrorKind::AlreadyExists, taken));
         }
         let alive = |id| netns_path(&names.netns(id)).exists();
-        let (index, stale) = allocate(&cfg.lease_dir, cfg.subnet, sandbox, alive, address_in_use)?;
+        let in_use = |ip| address_in_use(ip, cfg.proxy_port);
+        let (index, stale) = allocate(&cfg.lease_dir, cfg.subnet, sandbox, alive, in_use)?;
         for old in stale {
-            teardown(*names, tools, old.sandbox, &[old.sandbox_ip]);
+            teardown(*names, old.sandbox, &[old.sandbox_ip]);
         }
         let lease = self.lease(sandbox, index).ok_or_else(|| io::Error::other("lease index out of range"))?;
         match netlink::add_namespace(&lease.netns_path) {
@@ -809,29 +994,45 @@ mod tests {
     }
 
     #[test]
-    fn an_address_a_socket_is_bound_to_is_in_use() {
-        let table = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n\
-                     0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 1\n\
-                     1: 0500C80A:0BB9 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 2\n";
-        let found: Vec<Ipv4Addr> = bound_addresses(table).collect();
-        if cfg!(target_endian = "little") {
-            assert_eq!(found, [Ipv4Addr::LOCALHOST, Ipv4Addr::new(10, 200, 0, 5)]);
-        }
+    fn an_address_whose_proxy_port_a_socket_holds_is_in_use() {
         let (held, free) = (Ipv4Addr::new(127, 0, 0, 3), Ipv4Addr::new(127, 0, 0, 4));
         let listener = std::net::TcpListener::bind((held, 0)).unwrap();
-        assert!(address_in_use(held), "a listener holds it, though no interface has it");
+        let port = listener.local_addr().unwrap().port();
+        assert!(address_in_use(held, port), "a listener holds it, though no interface has it");
         assert!(!address_on_host(held));
-        assert!(!address_in_use(free));
+        assert!(!address_in_use(free, port), "another address, same port");
+        // Another port of the same address is no obstacle to the proxy.
+        let other = std::net::TcpListener::bind((held, 0)).unwrap();
+        let other_port = other.local_addr().unwrap().port();
+        drop(other);
+        assert!(!address_in_use(held, other_port));
+        // A bound socket that does not listen holds the port too.
+        let (bound, bound_port) = bound_not_listening(Ipv4Addr::new(127, 0, 0, 5));
+        assert!(address_in_use(Ipv4Addr::new(127, 0, 0, 5), bound_port));
+        drop(bound);
         drop(listener);
-        // The table may list the closed socket for a moment (seen once in CI).
-        let freed = (0..100).any(|_| {
-            let free = !address_in_use(held);
-            if !free {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            free
-        });
-        assert!(freed, "free again once the listener closes");
+        assert!(!address_in_use(held, port), "free again once the listener closes");
+        // Not on this host at all: nothing can hold it.
+        assert!(!port_taken(Ipv4Addr::new(203, 0, 113, 77), port));
+    }
+
+    /// A TCP socket bound to `ip` on a free port, not listening.
+    fn bound_not_listening(ip: Ipv4Addr) -> (std::os::fd::OwnedFd, u16) {
+        // SAFETY: socket(2), then ownership of the fresh descriptor.
+        let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0)) };
+        let mut addr = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: 0,
+            sin_addr: libc::in_addr { s_addr: u32::from(ip).to_be() },
+            sin_zero: [0; 8],
+        };
+        let mut len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        // SAFETY: bind and getsockname on an owned descriptor with a sockaddr_in of the given length.
+        unsafe {
+            assert_eq!(libc::bind(fd.as_raw_fd(), (&addr as *const libc::sockaddr_in).cast(), len), 0);
+            assert_eq!(libc::getsockname(fd.as_raw_fd(), (&mut addr as *mut libc::sockaddr_in).cast(), &mut len), 0);
+        }
+        (fd, u16::from_be(addr.sin_port))
     }
 
     /// A HostNet of its own (table, prefixes, subnet, lease dir) for one test,
@@ -857,7 +1058,7 @@ mod tests {
         }
 
         fn set_members(&self) -> String {
-            let Inner { names, tools, .. } = &*self.net.inner;
+            let (names, tools) = (&self.net.inner.names, Tools::find().expect("nft"));
             let out = Command::new(&tools.nft).args(["list", "set", "inet", names.table, SET]).output().expect("nft");
             String::from_utf8_lossy(&out.stdout).into_owned()
         }
@@ -868,7 +1069,7 @@ mod tests {
             for lease in &self.leases {
                 self.net.free(lease);
             }
-            let Inner { names, tools, .. } = &*self.net.inner;
+            let (names, tools) = (&self.net.inner.names, Tools::find().expect("nft"));
             // A test may have deleted a table itself, or left an older floor.
             let _ = run(&tools.nft, &["delete", "table", "inet", names.table], None);
             let _ = run(&tools.nft, &["delete", "table", "inet", &names.floor_table()], None);
@@ -1150,11 +1351,35 @@ mod tests {
         let id = Uuid::now_v7();
         let blocker = names.host_if(id);
         assert!(sh(&format!("ip link add {blocker} type bridge")).0);
-        let err = fx.net.create(id, false).await.expect_err("veth name taken");
+        // Once without a spare (a new network), once with the spares ready (a rename).
+        for with_spares in [false, true] {
+            wait_for_spares(&fx.net);
+            if !with_spares {
+                let drained = std::mem::take(&mut *fx.net.inner.spares.lock().unwrap());
+                for spare in drained {
+                    fx.net.free(&spare);
+                }
+            }
+            let err = fx.net.create(id, false).await.expect_err("veth name taken");
+            assert!(interface_exists(&blocker), "the blocker is not this machine's to remove");
+            assert_eq!(err.kind(), io::ErrorKind::AlreadyExists, "{err}");
+            assert!(!netns_path(&names.netns(id)).exists());
+            let left = records(&fx.net.inner.cfg.lease_dir).expect("records");
+            assert!(left.values().flatten().all(|r| is_spare(r.sandbox)), "only spares: {left:?}");
+        }
+        assert_eq!(wait_for_spares(&fx.net), SPARES, "a spare stays one when its claim fails");
         sh(&format!("ip link del {blocker}"));
-        assert!(err.to_string().contains("File exists"), "{err}");
-        assert!(!netns_path(&names.netns(id)).exists());
-        assert!(records(&fx.net.inner.cfg.lease_dir).expect("records").is_empty());
+    }
+
+    /// How many spares `net` holds once a refill is done.
+    fn wait_for_spares(net: &HostNet) -> usize {
+        net.refill();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while net.inner.refilling.load(Ordering::Acquire) {
+            assert!(Instant::now() < deadline, "the refill never ended");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        net.inner.spares.lock().unwrap().len()
     }
 
     /// This host's address toward the internet (the source of its default route), if it has one.
@@ -1261,7 +1486,7 @@ mod tests {
         let names = Names { table: "acs_t6", floor: "acs_t6_floor_", netns_prefix: "acs6-", if_prefix: "v6-" };
         let _forwarding = Forwarding::save();
         let mut fx = Fixture::new(names, "10.198.6.0/24", 39106);
-        let nft = fx.net.inner.tools.nft.clone();
+        let nft = Tools::find().expect("nft").nft;
         let decoy = Decoy::new(6);
         let private = Ipv4Addr::new(10, 202, 6, 2);
         decoy.also(private);
@@ -1308,7 +1533,7 @@ mod tests {
         let names = Names { table: "acs_t7", floor: "acs_t7_floor_", netns_prefix: "acs7-", if_prefix: "v7-" };
         let port = 39107;
         let mut fx = Fixture::new(names, "10.198.7.0/24", port);
-        let nft = fx.net.inner.tools.nft.clone();
+        let nft = Tools::find().expect("nft").nft;
         let decoy = Decoy::new(7);
         let machine = fx.create(false).await;
         let (ns, host_if) = (machine.netns.clone(), machine.host_if.clone());

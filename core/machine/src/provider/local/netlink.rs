@@ -16,6 +16,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 const RTM_NEWLINK: u16 = 16;
+const RTM_DELLINK: u16 = 17;
 const RTM_NEWADDR: u16 = 20;
 const RTM_NEWROUTE: u16 = 24;
 const NLMSG_ERROR: u16 = 2;
@@ -199,6 +200,35 @@ impl Socket {
     /// A veth pair: `host` here, `peer` (index `peer_index`) in the namespace `netns`.
     pub fn add_veth(&self, host: &str, peer: &str, peer_index: i32, netns: &File) -> io::Result<()> {
         self.request(&mut veth_request(host, peer, peer_index, netns.as_raw_fd()), &format!("adding veth {host}"))
+    }
+
+    /// `ip link del <name>`; a link already gone is not an error.
+    pub fn del_link(&self, name: &str) -> io::Result<()> {
+        let Ok(index) = index_of(name) else { return Ok(()) };
+        let mut msg = Msg::new(RTM_DELLINK, 0);
+        msg.bytes(&ifinfo(index, 0, 0));
+        self.request(&mut msg, &format!("deleting link {name}"))
+    }
+
+    /// `ip link set <index> name <name>`. Linux 6.2 and later rename a link
+    /// that is up; older kernels answer EBUSY, and then it is taken down for
+    /// the rename and brought up again.
+    pub fn rename_link(&self, index: i32, to: &str) -> io::Result<()> {
+        let rename = || {
+            let mut msg = Msg::new(RTM_NEWLINK, 0);
+            msg.bytes(&ifinfo(index, 0, 0)).attr(IFLA_IFNAME, &name(to));
+            self.request(&mut msg, &format!("renaming link {index} to {to}"))
+        };
+        match rename() {
+            Err(e) if e.kind() == io::ErrorKind::ResourceBusy => {
+                let mut down = Msg::new(RTM_NEWLINK, 0);
+                down.bytes(&ifinfo(index, 0, IFF_UP));
+                self.request(&mut down, "setting a link down")?;
+                rename()?;
+                self.link_up(index)
+            }
+            other => other,
+        }
     }
 
     /// `ip addr add <ip>/<prefix> dev <index>`.
@@ -391,6 +421,42 @@ pub fn add_namespace(path: &Path) -> io::Result<Namespace> {
         }
     })
     .map_err(|e| io::Error::new(e.kind(), format!("creating the network namespace {}: {e}", path.display())))
+}
+
+/// Names the namespace bound at `from` also `to` (a new bind mount, as
+/// `ip netns add` makes names), then drops the name `from`.
+pub fn rename_namespace(from: &Path, to: &Path) -> io::Result<()> {
+    OpenOptions::new().read(true).write(true).create_new(true).mode(0o000).open(to)?;
+    let (src, dst) = (
+        CString::new(from.as_os_str().as_bytes()).map_err(io::Error::other)?,
+        CString::new(to.as_os_str().as_bytes()).map_err(io::Error::other)?,
+    );
+    // SAFETY: a bind mount between two paths this function owns as C strings.
+    if unsafe { libc::mount(src.as_ptr(), dst.as_ptr(), c"none".as_ptr(), libc::MS_BIND, std::ptr::null()) } != 0 {
+        let err = io::Error::last_os_error();
+        let _ = fs::remove_file(to);
+        return Err(io::Error::new(err.kind(), format!("naming {} {}: {err}", from.display(), to.display())));
+    }
+    remove_namespace(from)
+}
+
+/// `ip netns del`: detaches the namespace's bind mount at `path` and removes
+/// the file. The namespace itself goes when nothing else holds it (a process
+/// still inside keeps it). A name already gone is not an error.
+pub fn remove_namespace(path: &Path) -> io::Result<()> {
+    let c = CString::new(path.as_os_str().as_bytes()).map_err(io::Error::other)?;
+    // SAFETY: umount2 of a path this function owns as a C string.
+    if unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) } != 0 {
+        let err = io::Error::last_os_error();
+        // EINVAL: not a mount point (a half-made namespace); ENOENT: gone already.
+        if !matches!(err.raw_os_error(), Some(libc::EINVAL | libc::ENOENT)) {
+            return Err(io::Error::new(err.kind(), format!("unmounting {}: {err}", path.display())));
+        }
+    }
+    match fs::remove_file(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+        other => other.map_err(|e| io::Error::new(e.kind(), format!("removing {}: {e}", path.display()))),
+    }
 }
 
 #[cfg(test)]
