@@ -744,9 +744,23 @@ fn trust_broker(
     Ok(vec![(bundle, SYSTEM_BUNDLE.into()), (ca, BROKER_CA.into())])
 }
 
+/// Under bwrap that directory is the machine's whole `/etc`: the host's
+/// `ETC_BINDS` files are copied in (their content, a symlink followed, as
+/// a bind would show it) and its directories get their mount points.
 fn write_etc(layout: &Layout, hostname: &str, agent_uid: u32) -> io::Result<()> {
+    let etc = layout.etc();
+    for name in bwrap::ETC_BINDS {
+        let (host, own) = (Path::new("/etc").join(name), etc.join(name));
+        match fs::metadata(&host) {
+            Ok(m) if m.is_dir() => mkdir(&own, 0o755)?,
+            Ok(m) if m.is_file() => {
+                fs::copy(&host, &own).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", host.display())))?;
+            }
+            _ => {}
+        }
+    }
     for (name, content) in bwrap::etc_files(hostname, agent_uid) {
-        fs::write(layout.etc().join(name), content)?;
+        fs::write(etc.join(name), content)?;
     }
     Ok(())
 }
