@@ -49,6 +49,10 @@ const SPARE: &str = "spare-";
 /// alone; a claim binds the mount into the machine's run directory).
 const MOUNTED: &str = "mounted-";
 const SPARE_MOUNTS: &str = "mounted";
+/// `<machines>/.images/mounted.lock`: held while a mounted spare is made or the spares are dropped.
+const SPARE_LOCK: &str = "mounted.lock";
+/// `<machines>/.images/mounted.closed`: left by a purge, so that no mounted spare is made after it.
+const CLOSED: &str = "mounted.closed";
 /// How long a refill waits before it starts.
 const REFILL_DELAY: Duration = Duration::from_millis(50);
 
@@ -145,7 +149,7 @@ impl Disks {
                 .map_err(|e| format!("{}: {e}", images.display()))?;
         }
         // Mounted spares of a server before this one: their mounts are not this one's to trust.
-        drop_mounted_spares(machines_dir);
+        drop_mounted_spares(machines_dir, false);
         let disks = Disks { size_mb, images, mounted, refilling: Arc::new(AtomicBool::new(false)) };
         disks.drop_other_sizes();
         Ok(disks)
@@ -266,6 +270,11 @@ impl Disks {
                         .filter(|e| e.file_name().to_string_lossy().ends_with(".img"))
                         .count();
                     for _ in ready..SPARES {
+                        // A mounted spare is made under the lock a drop takes, and not after a purge.
+                        let _held = if kind == MOUNTED { Some(spare_lock(&this.images)?) } else { None };
+                        if kind == MOUNTED && this.images.join(CLOSED).exists() {
+                            break;
+                        }
                         let name = uuid::Uuid::new_v4().simple().to_string();
                         let tmp = this.images.join(format!("{prefix}{name}.tmp"));
                         copy_sparse(&template, &tmp)?;
@@ -308,7 +317,7 @@ impl Disks {
     /// Spares and templates of another size are of no use any more.
     fn drop_other_sizes(&self) {
         let Ok(entries) = fs::read_dir(&self.images) else { return };
-        let keep = [format!("{SPARE}{}-", self.size_mb), format!("template-{}.", self.size_mb)];
+        let keep = [format!("{SPARE}{}-", self.size_mb), format!("template-{}.", self.size_mb), SPARE_MOUNTS.into()];
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
             if !keep.iter().any(|k| name.starts_with(k)) {
@@ -488,10 +497,43 @@ fn move_mount(from: &Path, to: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// The lock of the mounted spares (blocking).
+fn spare_lock(images: &Path) -> io::Result<File> {
+    let file = OpenOptions::new().create(true).truncate(false).write(true).mode_0600().open(images.join(SPARE_LOCK))?;
+    loop {
+        // SAFETY: flock on a descriptor owned here.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
+            return Ok(file);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
 /// Unmounts and removes every mounted spare (a server starting, or an
 /// operator's purge). Their images go too.
-pub fn drop_mounted_spares(machines_dir: &Path) {
+///
+/// With `close`, none is made after this until a server starts on these
+/// directories again: a purge must not be followed by a refill still under
+/// way, whose mount would outlive everything else.
+pub fn drop_mounted_spares(machines_dir: &Path, close: bool) {
     let images = machines_dir.join(".images");
+    if !images.is_dir() {
+        return;
+    }
+    let held = spare_lock(&images);
+    if let Err(e) = &held {
+        tracing::warn!("dropping mounted spare disks without their lock: {e}");
+    }
+    let marker = images.join(CLOSED);
+    let marked = if close { fs::write(&marker, b"") } else { fs::remove_file(&marker) };
+    if let Err(e) = marked
+        && e.kind() != io::ErrorKind::NotFound
+    {
+        tracing::warn!("{}: {e}", marker.display());
+    }
     if let Ok(entries) = fs::read_dir(images.join(SPARE_MOUNTS)) {
         for entry in entries.flatten() {
             unmount(&entry.path());
@@ -752,9 +794,16 @@ mod tests {
         while disks.refilling.load(Ordering::Acquire) {
             std::thread::sleep(Duration::from_millis(20));
         }
-        drop_mounted_spares(&machines);
+        drop_mounted_spares(&machines, true);
         assert!(mounted_spares(&disks).is_empty());
         assert_eq!(fs::read_dir(&disks.mounted).unwrap().count(), 0, "no spare left mounted");
+        // After a purge, a refill makes no mounted spare.
+        disks.refill();
+        std::thread::sleep(Duration::from_millis(20));
+        while disks.refilling.load(Ordering::Acquire) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(mounted_spares(&disks).is_empty(), "closed by the purge");
         fs::remove_dir_all(&root).unwrap();
     }
 

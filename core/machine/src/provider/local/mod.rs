@@ -1097,7 +1097,7 @@ fn limits(l: &Limits) -> cgroup::Limits {
 /// and uids, and drops the spare disks kept mounted and the host's spare
 /// networks, without a running server (tests' teardown, an operator's cleanup).
 pub fn purge_blocking(machines_dir: &Path, run_dir: &Path, lease_dir: &Path) {
-    disk::drop_mounted_spares(machines_dir);
+    disk::drop_mounted_spares(machines_dir, true);
     net::drop_spares_blocking(lease_dir);
     let Ok(entries) = fs::read_dir(machines_dir) else { return };
     for entry in entries.flatten() {
