@@ -499,17 +499,7 @@ fn move_mount(from: &Path, to: &Path) -> io::Result<()> {
 
 /// The lock of the mounted spares (blocking).
 fn spare_lock(images: &Path) -> io::Result<File> {
-    let file = OpenOptions::new().create(true).truncate(false).write(true).mode_0600().open(images.join(SPARE_LOCK))?;
-    loop {
-        // SAFETY: flock on a descriptor owned here.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
-            return Ok(file);
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
-        }
-    }
+    super::flock(OpenOptions::new().create(true).truncate(false).write(true).mode_0600().open(images.join(SPARE_LOCK))?)
 }
 
 /// Unmounts and removes every mounted spare (a server starting, or an

@@ -183,6 +183,20 @@ fn mkdir(path: &Path, mode: u32) -> io::Result<()> {
     fs::set_permissions(path, fs::Permissions::from_mode(mode))
 }
 
+/// Waits for an exclusive flock on `file` and returns it, holding the lock until dropped.
+fn flock(file: File) -> io::Result<File> {
+    loop {
+        // SAFETY: flock on a descriptor owned here.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
+            return Ok(file);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
 /// A root-owned copy of the supervisor under the run directory, named by its
 /// content: machines bind it from there whatever the mode of the directory
 /// the server's own binaries live in, and a rebuilt binary never changes
@@ -494,6 +508,7 @@ impl LocalProvider {
         if let Some(engine) = &self.engine {
             return self.launch_container(engine, spec, layout, lease, uid, &env, &binds).await;
         }
+        etc_mount_points(layout, &binds)?;
         let netns = File::open(&lease.netns_path)?;
         let info = File::create(layout.info())?;
         let log = fs::OpenOptions::new().create(true).append(true).open(layout.log())?;
@@ -671,6 +686,7 @@ impl LocalProvider {
         env: &BTreeMap<String, String>,
     ) -> ProviderResult<ExecOutput> {
         let hostname = fs::read_to_string(layout.hostname()).unwrap_or_default();
+        etc_mount_points(layout, &self.cfg.ro_binds)?;
         let seccomp = seccomp_fd()?;
         let seccomp_fd = seccomp.as_raw_fd();
         let mut cmd = tokio::process::Command::new("bwrap");
@@ -761,6 +777,31 @@ fn write_etc(layout: &Layout, hostname: &str, agent_uid: u32) -> io::Result<()> 
     }
     for (name, content) in bwrap::etc_files(hostname, agent_uid) {
         fs::write(etc.join(name), content)?;
+    }
+    Ok(())
+}
+
+/// The mount points of binds into the machine's `/etc` (the broker's CA,
+/// an operator's `sandbox.ro_binds`), made in its etc directory: bwrap
+/// binds that directory read-only before the binds into it, so it cannot
+/// make them itself. Binds into a host directory bound there (`ssl`, ...)
+/// find theirs in it.
+fn etc_mount_points(layout: &Layout, binds: &[(PathBuf, String)]) -> io::Result<()> {
+    let host_dirs: Vec<&str> = bwrap::host_etc_dirs().collect();
+    for (host, inside) in binds {
+        let Some(rel) = inside.strip_prefix("/etc/") else { continue };
+        if rel.split('/').next().is_some_and(|first| host_dirs.contains(&first)) {
+            continue;
+        }
+        let point = layout.etc().join(rel);
+        if let Some(parent) = point.parent() {
+            fs::DirBuilder::new().recursive(true).mode(0o755).create(parent)?;
+        }
+        if host.is_dir() {
+            fs::DirBuilder::new().recursive(true).mode(0o755).create(&point)?;
+        } else if !point.exists() {
+            File::create(&point)?;
+        }
     }
     Ok(())
 }

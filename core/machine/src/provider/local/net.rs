@@ -278,17 +278,7 @@ add rule {t} postrouting oifname != {vh} ip saddr @{SET} masquerade
 
 /// Holds the host-wide lock of a lease directory until dropped.
 fn lock(dir: &Path) -> io::Result<File> {
-    let file = OpenOptions::new().create(true).truncate(false).write(true).open(dir.join(".lock"))?;
-    loop {
-        // SAFETY: flock on a descriptor this function owns.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } == 0 {
-            return Ok(file);
-        }
-        let err = io::Error::last_os_error();
-        if err.kind() != io::ErrorKind::Interrupted {
-            return Err(err);
-        }
-    }
+    super::flock(OpenOptions::new().create(true).truncate(false).write(true).open(dir.join(".lock"))?)
 }
 
 /// What a lease file holds.
@@ -395,7 +385,10 @@ fn address_in_use(ip: Ipv4Addr, proxy_port: u16) -> bool {
 /// proxy's listener would (address reuse on, never listening). Only this
 /// answer matters to a new machine, whose proxy must listen there; reading
 /// `/proc/net/tcp` instead cost a walk of every socket of the host, under
-/// the host-wide lease lock, for each start.
+/// the host-wide lease lock, for each start. `IP_FREEBIND`: the address may
+/// be on no interface any more (another server tore the machine's network
+/// down) while this server's proxy still listens on it, which only a bind
+/// that does not require the address to be local finds.
 fn port_taken(ip: Ipv4Addr, port: u16) -> bool {
     // SAFETY: socket(2) with constant arguments; the descriptor is owned at once.
     let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
@@ -405,16 +398,21 @@ fn port_taken(ip: Ipv4Addr, port: u16) -> bool {
     // SAFETY: a fresh descriptor nothing else owns; closed when dropped.
     let socket = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
     let on: libc::c_int = 1;
-    // SAFETY: setsockopt reads one int this function owns.
-    unsafe {
-        libc::setsockopt(
-            socket.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_REUSEADDR,
-            (&on as *const libc::c_int).cast(),
-            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
+    for (level, option) in [(libc::SOL_SOCKET, libc::SO_REUSEADDR), (libc::IPPROTO_IP, libc::IP_FREEBIND)] {
+        // SAFETY: setsockopt reads one int this function owns.
+        let set = unsafe {
+            libc::setsockopt(
+                socket.as_raw_fd(),
+                level,
+                option,
+                (&on as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        if set != 0 {
+            return false;
+        }
+    }
     let addr = libc::sockaddr_in {
         sin_family: libc::AF_INET as libc::sa_family_t,
         sin_port: port.to_be(),
@@ -429,7 +427,6 @@ fn port_taken(ip: Ipv4Addr, port: u16) -> bool {
             std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
         )
     };
-    // Only a holder says taken: an address on no interface (EADDRNOTAVAIL) has no socket on it.
     rc != 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EADDRINUSE)
 }
 
@@ -1012,14 +1009,35 @@ mod tests {
         drop(bound);
         drop(listener);
         assert!(!address_in_use(held, port), "free again once the listener closes");
-        // Not on this host at all: nothing can hold it.
-        assert!(!port_taken(Ipv4Addr::new(203, 0, 113, 77), port));
+        // On no interface and held by nothing: free.
+        let gone = Ipv4Addr::new(203, 0, 113, 77);
+        assert!(!port_taken(gone, port));
+        // On no interface (any more) yet held by a socket, as a proxy whose machine's veth
+        // another server removed: taken.
+        let (held_gone, gone_port) = bound_not_listening(gone);
+        assert!(!address_on_host(gone));
+        assert!(address_in_use(gone, gone_port), "a socket still holds an address no interface has");
+        drop(held_gone);
+        assert!(!address_in_use(gone, gone_port));
     }
 
-    /// A TCP socket bound to `ip` on a free port, not listening.
+    /// A TCP socket bound to `ip` on a free port, not listening (`IP_FREEBIND`: `ip` need not be local).
     fn bound_not_listening(ip: Ipv4Addr) -> (std::os::fd::OwnedFd, u16) {
         // SAFETY: socket(2), then ownership of the fresh descriptor.
         let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0)) };
+        let on: libc::c_int = 1;
+        let len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: setsockopt reads one int this function owns.
+        let set = unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::IPPROTO_IP,
+                libc::IP_FREEBIND,
+                (&on as *const libc::c_int).cast(),
+                len,
+            )
+        };
+        assert_eq!(set, 0);
         let mut addr = libc::sockaddr_in {
             sin_family: libc::AF_INET as libc::sa_family_t,
             sin_port: 0,
