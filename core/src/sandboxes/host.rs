@@ -99,7 +99,8 @@ pub enum Reaped {
 }
 
 /// Stops abandoned machines (their processes, network, cgroups and mount;
-/// the disk stays for a later server) and removes stray ones whole.
+/// the disk stays for a later server) and removes stray ones whole; drops
+/// the spare disks and networks made ahead for machines not yet asked for.
 pub async fn reap(db: &Db, cfg: &SandboxConfig, dry_run: bool) -> Result<Vec<(HostMachine, Reaped)>, String> {
     let machines = survey(db, cfg).await.map_err(|e| format!("reading the database: {e}"))?;
     let d = dirs(cfg);
@@ -124,6 +125,14 @@ pub async fn reap(db: &Db, cfg: &SandboxConfig, dry_run: bool) -> Result<Vec<(Ho
             .map_err(|e| format!("machine {}: {e}", m.machine.id))?;
         }
         done.push((m, action));
+    }
+    if !dry_run {
+        // Spares belong to no machine and to no row: a server that is gone leaves them behind.
+        // A live server's claims notice theirs gone and make new ones.
+        let (machines, lease) = (d.machines.clone(), d.lease.clone());
+        tokio::task::spawn_blocking(move || local::drop_spares_blocking(&machines, &lease))
+            .await
+            .map_err(|e| e.to_string())?;
     }
     Ok(done)
 }

@@ -1134,6 +1134,14 @@ fn limits(l: &Limits) -> cgroup::Limits {
     cgroup::Limits { memory_bytes: l.memory_bytes, cpu_millis: l.cpu_millis, pids: l.pids }
 }
 
+/// Drops the spare disks kept mounted under `machines_dir` and the host's
+/// spare networks (`acs sandboxes reap`). A server still running makes new
+/// ones at its next claims.
+pub fn drop_spares_blocking(machines_dir: &Path, lease_dir: &Path) {
+    disk::drop_mounted_spares(machines_dir, false);
+    net::drop_spares_blocking(lease_dir);
+}
+
 /// Stops every machine under `machines_dir` and frees their network, mounts
 /// and uids, and drops the spare disks kept mounted and the host's spare
 /// networks, without a running server (tests' teardown, an operator's cleanup).
