@@ -53,8 +53,6 @@ const SPARE_MOUNTS: &str = "mounted";
 const SPARE_LOCK: &str = "mounted.lock";
 /// `<machines>/.images/mounted.closed`: left by a purge, so that no mounted spare is made after it.
 const CLOSED: &str = "mounted.closed";
-/// How long a refill waits before it starts.
-const REFILL_DELAY: Duration = Duration::from_millis(50);
 
 const LOOP_CTL_GET_FREE: libc::c_ulong = 0x4C82;
 const LOOP_CONFIGURE: libc::c_ulong = 0x4C0A;
@@ -183,18 +181,28 @@ impl Disks {
         Ok((kind, created))
     }
 
+    /// The ready spares of one kind (`SPARE` or `MOUNTED`) of this size: each image's path and name.
+    fn ready(&self, kind: &str) -> Vec<(PathBuf, String)> {
+        let prefix = format!("{kind}{}-", self.size_mb);
+        let Ok(entries) = fs::read_dir(&self.images) else { return Vec::new() };
+        entries
+            .flatten()
+            .filter_map(|e| {
+                let file = e.file_name().to_string_lossy().into_owned();
+                let name = file.strip_prefix(&prefix)?.strip_suffix(".img")?.to_owned();
+                Some((e.path(), name))
+            })
+            .collect()
+    }
+
     /// A spare already mounted, moved to `layout`: its image renamed into
     /// place (the loop device holds the file, not the name) and its mount
     /// bound at `layout.mount()`, then dropped from the spare's place. False
     /// when none is ready; an image taken but found unmounted (another server
     /// on this host dropped it) is left in place for the caller to mount.
     fn take_mounted(&self, layout: &Layout) -> bool {
-        let prefix = format!("{MOUNTED}{}-", self.size_mb);
-        let Ok(entries) = fs::read_dir(&self.images) else { return false };
-        for entry in entries.flatten() {
-            let file = entry.file_name().to_string_lossy().into_owned();
-            let Some(name) = file.strip_prefix(&prefix).and_then(|n| n.strip_suffix(".img")) else { continue };
-            if fs::rename(entry.path(), layout.image()).is_err() {
+        for (image, name) in self.ready(MOUNTED) {
+            if fs::rename(&image, layout.image()).is_err() {
                 continue;
             }
             self.refill();
@@ -218,15 +226,10 @@ impl Disks {
             // A mounted spare's image whose mount was gone (`take_mounted`).
             return Ok(());
         }
-        let prefix = format!("spare-{}-", self.size_mb);
-        if let Ok(entries) = fs::read_dir(&self.images) {
-            for entry in entries.flatten() {
-                let name = entry.file_name();
-                let name = name.to_string_lossy();
-                if name.starts_with(&prefix) && name.ends_with(".img") && fs::rename(entry.path(), dst).is_ok() {
-                    self.refill();
-                    return Ok(());
-                }
+        for (image, _) in self.ready(SPARE) {
+            if fs::rename(&image, dst).is_ok() {
+                self.refill();
+                return Ok(());
             }
         }
         let template = self.template()?;
@@ -258,18 +261,12 @@ impl Disks {
         }
         let this = self.clone();
         std::thread::spawn(move || {
-            // After the start that took a spare rather than beside it: both want the two cores.
-            std::thread::sleep(REFILL_DELAY);
+            std::thread::sleep(super::REFILL_DELAY);
             let result = (|| -> io::Result<()> {
                 let template = this.template()?;
                 for kind in [SPARE, MOUNTED] {
                     let prefix = format!("{kind}{}-", this.size_mb);
-                    let ready = fs::read_dir(&this.images)?
-                        .flatten()
-                        .filter(|e| e.file_name().to_string_lossy().starts_with(&prefix))
-                        .filter(|e| e.file_name().to_string_lossy().ends_with(".img"))
-                        .count();
-                    for _ in ready..SPARES {
+                    for _ in this.ready(kind).len()..SPARES {
                         // A mounted spare is made under the lock a drop takes, and not after a purge.
                         let _held = if kind == MOUNTED { Some(spare_lock(&this.images)?) } else { None };
                         if kind == MOUNTED && this.images.join(CLOSED).exists() {
@@ -710,15 +707,7 @@ mod tests {
 
     /// Mounted spares of `disks`, by name.
     fn mounted_spares(disks: &Disks) -> Vec<String> {
-        let prefix = format!("{MOUNTED}{}-", disks.size_mb);
-        let mut names: Vec<String> = fs::read_dir(&disks.images)
-            .unwrap()
-            .flatten()
-            .filter_map(|e| {
-                let n = e.file_name().to_string_lossy().into_owned();
-                n.strip_prefix(&prefix).and_then(|n| n.strip_suffix(".img")).map(str::to_owned)
-            })
-            .collect();
+        let mut names: Vec<String> = disks.ready(MOUNTED).into_iter().map(|(_, name)| name).collect();
         names.sort();
         names
     }

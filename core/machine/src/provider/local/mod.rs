@@ -183,6 +183,11 @@ fn mkdir(path: &Path, mode: u32) -> io::Result<()> {
     fs::set_permissions(path, fs::Permissions::from_mode(mode))
 }
 
+/// How long a refill of spares (disks, networks) waits before it starts:
+/// after the start that took a spare rather than beside it, since both want
+/// the two cores.
+const REFILL_DELAY: Duration = Duration::from_millis(50);
+
 /// Waits for an exclusive flock on `file` and returns it, holding the lock until dropped.
 fn flock(file: File) -> io::Result<File> {
     loop {
@@ -795,10 +800,10 @@ fn etc_mount_points(layout: &Layout, binds: &[(PathBuf, String)]) -> io::Result<
         }
         let point = layout.etc().join(rel);
         if let Some(parent) = point.parent() {
-            fs::DirBuilder::new().recursive(true).mode(0o755).create(parent)?;
+            mkdir(parent, 0o755)?;
         }
         if host.is_dir() {
-            fs::DirBuilder::new().recursive(true).mode(0o755).create(&point)?;
+            mkdir(&point, 0o755)?;
         } else if !point.exists() {
             File::create(&point)?;
         }

@@ -21,7 +21,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use ipnet::Ipv4Net;
 use uuid::Uuid;
@@ -304,6 +303,11 @@ fn lease_file(dir: &Path, index: u32) -> PathBuf {
     dir.join(format!("{index}.lease"))
 }
 
+/// What a lease file holds; None when it is missing, unreadable or garbled.
+fn record_at(file: &Path) -> Option<Record> {
+    fs::read_to_string(file).ok().and_then(|t| Record::parse(&t))
+}
+
 /// Every lease file of the directory by index; None for an unreadable or garbled one.
 fn records(dir: &Path) -> io::Result<BTreeMap<u32, Option<Record>>> {
     let mut out = BTreeMap::new();
@@ -313,7 +317,7 @@ fn records(dir: &Path) -> io::Result<BTreeMap<u32, Option<Record>>> {
         let Some(index) = name.to_str().and_then(|n| n.strip_suffix(".lease")).and_then(|n| n.parse().ok()) else {
             continue;
         };
-        let record = fs::read_to_string(entry.path()).ok().and_then(|t| Record::parse(&t));
+        let record = record_at(&entry.path());
         out.insert(index, record);
     }
     Ok(out)
@@ -516,9 +520,14 @@ fn free(names: Names, dir: &Path, sandbox: Uuid, known_ip: Option<Ipv4Addr>) {
 /// Frees every spare network of the host without a running server (an
 /// operator's or a test's cleanup; a server frees them at its start).
 pub fn drop_spares_blocking(lease_dir: &Path) {
-    for (_, r) in records(lease_dir).unwrap_or_default() {
+    free_spares(HOST, lease_dir);
+}
+
+/// Frees every lease of `dir` held by a spare.
+fn free_spares(names: Names, dir: &Path) {
+    for (_, r) in records(dir).unwrap_or_default() {
         if let Some(r) = r.filter(|r| is_spare(r.sandbox)) {
-            free(HOST, lease_dir, r.sandbox, Some(r.sandbox_ip));
+            free(names, dir, r.sandbox, Some(r.sandbox_ip));
         }
     }
 }
@@ -618,11 +627,7 @@ impl HostNet {
         drop(_lock);
         // Spares of servers before this one (one killed, or on this host beside it: its claims
         // check that a spare is still whole and make a new network when it is not).
-        for (_, r) in records(dir).unwrap_or_default() {
-            if let Some(r) = r.filter(|r| is_spare(r.sandbox)) {
-                free(names, dir, r.sandbox, Some(r.sandbox_ip));
-            }
-        }
+        free_spares(names, dir);
         Ok(HostNet {
             inner: Arc::new(Inner { cfg, names, spares: Mutex::new(Vec::new()), refilling: AtomicBool::new(false) }),
         })
@@ -682,7 +687,7 @@ impl HostNet {
         {
             // Under the lock, as a new lease is made: the record and the namespace change together.
             let _lock = lock(&cfg.lease_dir).map_err(Claim::SpareGone)?;
-            let on_file = fs::read_to_string(&file).ok().and_then(|t| Record::parse(&t));
+            let on_file = record_at(&file);
             if on_file.is_none_or(|r| r.sandbox != spare.sandbox) || !spare.netns_path.exists() {
                 let gone = format!("the spare lease {} was taken or freed", spare.index);
                 return Err(Claim::SpareGone(io::Error::other(gone)));
@@ -709,7 +714,7 @@ impl HostNet {
                 tracing::warn!(%sandbox, "{d}");
             }
             if let Ok(_lock) = lock(&cfg.lease_dir)
-                && fs::read_to_string(&file).ok().and_then(|t| Record::parse(&t)) == Some(record)
+                && record_at(&file) == Some(record)
             {
                 let _ = fs::remove_file(&file);
             }
@@ -729,8 +734,7 @@ impl HostNet {
         }
         let net = self.clone();
         std::thread::spawn(move || {
-            // After the start that took a spare rather than beside it: both want the two cores.
-            std::thread::sleep(Duration::from_millis(50));
+            std::thread::sleep(super::REFILL_DELAY);
             while net.inner.spares.lock().unwrap_or_else(|p| p.into_inner()).len() < SPARES {
                 match net.create_blocking(spare_id(), false) {
                     Ok(lease) => net.inner.spares.lock().unwrap_or_else(|p| p.into_inner()).push(lease),
