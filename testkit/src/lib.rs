@@ -96,8 +96,23 @@ pub async fn spawn(backend: Backend) -> TestApp {
     spawn_with(backend, &[]).await
 }
 
+/// With `TEST_LOG` set (a `RUST_LOG` filter, such as `acs_machine=debug,warn`), the
+/// servers of the test binary log to stderr: to see why a start failed in a test.
+fn log_if_asked() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        if let Ok(filter) = std::env::var("TEST_LOG") {
+            tracing_subscriber::fmt()
+                .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+                .with_writer(std::io::stderr)
+                .init();
+        }
+    });
+}
+
 /// Starts a server with configuration overrides given as (dotted key, value).
 pub async fn spawn_with(backend: Backend, overrides: &[(&str, Value)]) -> TestApp {
+    log_if_asked();
     let dir = std::env::temp_dir().join(format!("acs-test-{}", Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).unwrap();
     let (db_url, pg_db) = match backend {

@@ -517,19 +517,27 @@ fn free(names: Names, dir: &Path, sandbox: Uuid, known_ip: Option<Ipv4Addr>) {
     }
 }
 
-/// Frees every spare network of the host without a running server (an
-/// operator's or a test's cleanup; a server frees them at its start).
+/// Frees every spare network of the host whose server is gone (an operator's
+/// or a test's cleanup; a server does this at its start too).
 pub fn drop_spares_blocking(lease_dir: &Path) {
-    free_spares(HOST, lease_dir);
+    free_orphan_spares(HOST, lease_dir);
 }
 
-/// Frees every lease of `dir` held by a spare.
-fn free_spares(names: Names, dir: &Path) {
-    for (_, r) in records(dir).unwrap_or_default() {
-        if let Some(r) = r.filter(|r| is_spare(r.sandbox)) {
+/// Frees every spare of `dir` whose owner is gone, and the owner files of servers that are gone.
+/// Spares of a live server on this host are its own: freeing one under it would race its claims
+/// (a rename half done, an unrestricted address dropped from the set).
+fn free_orphan_spares(names: Names, dir: &Path) {
+    // The records first: a spare on file had its owner's file made before it.
+    let spares: Vec<Record> =
+        records(dir).unwrap_or_default().into_values().flatten().filter(|r| is_spare(r.sandbox)).collect();
+    let mut alive = BTreeMap::new();
+    for r in spares {
+        let owner = spare_owner(r.sandbox);
+        if !*alive.entry(owner).or_insert_with(|| Owner::alive(dir, owner)) {
             free(names, dir, r.sandbox, Some(r.sandbox_ip));
         }
     }
+    Owner::remove_dead(dir);
 }
 
 /// Frees a machine's network without a running server (an operator's or a test's cleanup).
@@ -556,11 +564,13 @@ struct Inner {
     /// machine by renaming; refilled in the background after each claim.
     spares: Mutex<Vec<Lease>>,
     refilling: AtomicBool,
+    /// Held for this server's life: its spares are its own (`Owner`).
+    owner: Owner,
 }
 
 /// Why a spare could not become a machine's network.
 enum Claim {
-    /// The spare is no longer whole (another server freed it): try another, or make one.
+    /// The spare is no longer whole (an operator removed it): try another, or make one.
     SpareGone(io::Error),
     /// The machine's own names are taken, or its policy could not be set: a new network would fail too.
     Fatal(io::Error),
@@ -568,14 +578,15 @@ enum Claim {
 
 /// Networks kept made ahead.
 const SPARES: usize = 2;
-/// The first bytes of a spare's placeholder id; the names come from its last
-/// twelve hex digits, which stay random.
+/// The first bytes of a spare's placeholder id; then its owner's token (four
+/// bytes); the names come from its last twelve hex digits, which stay random.
 const SPARE_MARK: [u8; 6] = *b"acs\0sp";
 
-/// A placeholder id for a spare network.
-fn spare_id() -> Uuid {
+/// A placeholder id for a spare network of `owner`.
+fn spare_id(owner: [u8; 4]) -> Uuid {
     let mut bytes = *Uuid::new_v4().as_bytes();
     bytes[..6].copy_from_slice(&SPARE_MARK);
+    bytes[6..10].copy_from_slice(&owner);
     Uuid::from_bytes(bytes)
 }
 
@@ -583,11 +594,87 @@ fn is_spare(id: Uuid) -> bool {
     id.as_bytes()[..6] == SPARE_MARK
 }
 
+fn spare_owner(id: Uuid) -> [u8; 4] {
+    let b = id.as_bytes();
+    [b[6], b[7], b[8], b[9]]
+}
+
+/// A server's hold on its spare networks: an exclusive flock on
+/// `<lease dir>/spares-<token>.owner`, kept for the server's life and let go
+/// by the kernel when its process ends, however it ends. Another server
+/// frees a spare only when it can take the lock of the spare's token.
+#[derive(Debug)]
+struct Owner {
+    token: [u8; 4],
+    path: PathBuf,
+    _lock: File,
+}
+
+impl Owner {
+    fn path(dir: &Path, token: [u8; 4]) -> PathBuf {
+        dir.join(format!("spares-{}.owner", hex4(token)))
+    }
+
+    fn take(dir: &Path) -> io::Result<Owner> {
+        loop {
+            let token = Uuid::new_v4().as_bytes()[..4].try_into().expect("four bytes");
+            let path = Owner::path(dir, token);
+            let file = match OpenOptions::new().create_new(true).write(true).open(&path) {
+                Ok(f) => super::flock(f)?,
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            };
+            // A cleanup that took the lock between the create and ours removed the file: the
+            // lock is then on a name no one sees, so take another.
+            if fs::metadata(&path).is_ok_and(|m| same_file(&m, &file)) {
+                return Ok(Owner { token, path, _lock: file });
+            }
+        }
+    }
+
+    /// Whether a server holds `token`'s lock (a missing file: an owner that is gone).
+    fn alive(dir: &Path, token: [u8; 4]) -> bool {
+        let Ok(file) = File::open(Owner::path(dir, token)) else { return false };
+        // SAFETY: flock on a descriptor owned here; the lock goes with it.
+        unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) != 0 }
+    }
+
+    /// Removes the owner files no server holds.
+    fn remove_dead(dir: &Path) {
+        let Ok(entries) = fs::read_dir(dir) else { return };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if !name.to_string_lossy().ends_with(".owner") {
+                continue;
+            }
+            let Ok(file) = File::open(entry.path()) else { continue };
+            // SAFETY: as in `alive`; removed while locked, so its owner's `take` sees it gone.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0
+                && let Err(e) = fs::remove_file(entry.path())
+            {
+                tracing::warn!("removing {}: {e}", entry.path().display());
+            }
+        }
+    }
+}
+
+fn same_file(meta: &fs::Metadata, file: &File) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    file.metadata().is_ok_and(|f| f.dev() == meta.dev() && f.ino() == meta.ino())
+}
+
+fn hex4(b: [u8; 4]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
 impl Drop for Inner {
-    /// Spares belong to this server alone: nothing else would ever free them.
+    /// Spares belong to this server alone: no other server frees them while it lives.
     fn drop(&mut self) {
         for lease in self.spares.get_mut().unwrap_or_else(|p| p.into_inner()).drain(..) {
             free(self.names, &self.cfg.lease_dir, lease.sandbox, Some(lease.sandbox_ip));
+        }
+        if let Err(e) = fs::remove_file(&self.owner.path) {
+            tracing::warn!("removing {}: {e}", self.owner.path.display());
         }
     }
 }
@@ -625,11 +712,17 @@ impl HostNet {
             format!("installing the nftables tables inet {} and inet {}: {e}", names.floor_table(), names.table)
         })?;
         drop(_lock);
-        // Spares of servers before this one (one killed, or on this host beside it: its claims
-        // check that a spare is still whole and make a new network when it is not).
-        free_spares(names, dir);
+        // Spares of servers that are gone (killed, or stopped before their spares were freed).
+        free_orphan_spares(names, dir);
+        let owner = Owner::take(dir).map_err(|e| format!("the network lease directory {}: {e}", dir.display()))?;
         Ok(HostNet {
-            inner: Arc::new(Inner { cfg, names, spares: Mutex::new(Vec::new()), refilling: AtomicBool::new(false) }),
+            inner: Arc::new(Inner {
+                cfg,
+                names,
+                spares: Mutex::new(Vec::new()),
+                refilling: AtomicBool::new(false),
+                owner,
+            }),
         })
     }
 
@@ -667,7 +760,7 @@ impl HostNet {
                     return Err(e);
                 }
                 Err(Claim::SpareGone(e)) => {
-                    // Expected now and then: another server on this host starting frees every spare.
+                    // Not expected: no other server frees a live server's spares (`Owner`).
                     tracing::debug!(%sandbox, "a spare network could not be used: {e}");
                     self.free(&spare);
                 }
@@ -736,7 +829,7 @@ impl HostNet {
         std::thread::spawn(move || {
             std::thread::sleep(super::REFILL_DELAY);
             while net.inner.spares.lock().unwrap_or_else(|p| p.into_inner()).len() < SPARES {
-                match net.create_blocking(spare_id(), false) {
+                match net.create_blocking(spare_id(net.inner.owner.token), false) {
                     Ok(lease) => net.inner.spares.lock().unwrap_or_else(|p| p.into_inner()).push(lease),
                     Err(e) => {
                         tracing::warn!("preparing a spare machine network: {e}");
@@ -1391,6 +1484,64 @@ mod tests {
         }
         assert_eq!(wait_for_spares(&fx.net), SPARES, "a spare stays one when its claim fails");
         sh(&format!("ip link del {blocker}"));
+    }
+
+    #[tokio::test]
+    async fn a_starting_server_frees_the_spares_of_a_server_gone_and_keeps_a_live_ones() {
+        if !is_root() {
+            eprintln!("skipped: needs root");
+            return;
+        }
+        let names = Names { table: "acs_t8", floor: "acs_t8_floor_", netns_prefix: "acs8-", if_prefix: "v8-" };
+        let fx = Fixture::new(names, "10.198.8.0/24", 39108);
+        let dir = fx.net.inner.cfg.lease_dir.clone();
+        let spare_ids = |net: &HostNet| -> Vec<Uuid> {
+            net.inner.spares.lock().unwrap().iter().map(|l| l.sandbox).collect::<Vec<_>>()
+        };
+        assert_eq!(wait_for_spares(&fx.net), SPARES);
+        let live = spare_ids(&fx.net);
+        let live_blocks: Vec<u32> = fx.net.inner.spares.lock().unwrap().iter().map(|l| l.index).collect();
+
+        // A second server on the host leaves the first's spares whole, and the first claims one.
+        let second = HostNet::init_with(fx.net.inner.cfg.clone(), names).expect("init");
+        assert_eq!(wait_for_spares(&second), SPARES);
+        for id in &live {
+            assert!(netns_path(&names.netns(*id)).exists(), "a live server's spare was freed");
+        }
+        let claimed = fx.net.create(Uuid::now_v7(), true).await.expect("claim");
+        assert!(live_blocks.contains(&claimed.index), "a spare was claimed: {claimed:?}");
+        assert!(fx.set_members().contains(&claimed.sandbox_ip.to_string()), "the claim's set entry stays");
+        fx.net.free(&claimed);
+
+        // The second server dies without freeing its spares (its lock goes with its process).
+        let orphans = std::mem::take(&mut *second.inner.spares.lock().unwrap());
+        let owner_file = second.inner.owner.path.clone();
+        drop(second);
+        File::create(&owner_file).expect("the owner file, unlocked");
+        for lease in &orphans {
+            assert!(lease.netns_path.exists(), "left behind as a killed server would");
+        }
+        // A third starts: the dead server's spares are freed, the live first's are kept.
+        let third = HostNet::init_with(fx.net.inner.cfg.clone(), names).expect("init");
+        let on_file: Vec<Uuid> = records(&dir).unwrap().into_values().flatten().map(|r| r.sandbox).collect();
+        for lease in &orphans {
+            assert!(!lease.netns_path.exists(), "a dead server's spare was kept");
+            assert!(!interface_exists(&lease.host_if));
+            assert!(!on_file.contains(&lease.sandbox));
+        }
+        for id in spare_ids(&fx.net) {
+            assert!(on_file.contains(&id), "a live server's spare was freed");
+            assert!(netns_path(&names.netns(id)).exists());
+        }
+        // A dead server's owner file goes too; the live ones stay.
+        let owners: Vec<String> = fs::read_dir(&dir)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".owner"))
+            .collect();
+        assert_eq!(owners.len(), 2, "{owners:?}");
+        drop(third);
     }
 
     /// How many spares `net` holds once a refill is done.
