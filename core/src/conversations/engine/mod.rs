@@ -985,6 +985,8 @@ async fn answer_here(state: &AppState, conv: &ConversationRow, request_id: &str,
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    // The turn that asked, read before the answer: once answered it may end at once.
+    let turn = store::running_turn(&state.db, conv.id).await?;
     let raw_id = {
         let mut open = live.permissions.lock().unwrap_or_else(PoisonError::into_inner);
         let pos = open.iter().position(|(id, _)| request_key(id) == request_id).ok_or_else(no_request)?;
@@ -995,7 +997,6 @@ async fn answer_here(state: &AppState, conv: &ConversationRow, request_id: &str,
     control
         .answer_permission(&raw_id, PermissionOutcome::Selected { option_id: option_id.to_owned() })
         .map_err(|_| no_request())?;
-    let turn = store::running_turn(&state.db, conv.id).await?;
     let scope = Scope {
         account_id: conv.account_id,
         sandbox_id: conv.sandbox_id,
