@@ -10,7 +10,8 @@
 //!     cargo build --release --bin sandboxd -p acs-scripted-agent && \
 //!       cargo run --release --example bench_runtimes
 //!
-//! For each runtime, BENCH_RUNTIME_RUNS times (3): `POST /api/conversations`
+//! BENCH_RUNTIMES (`claude,codex,gemini,opencode`) chooses the runtimes run
+//! beside the scripted agent. For each runtime, BENCH_RUNTIME_RUNS times (3): `POST /api/conversations`
 //! with a prompt on a new machine, timed to the conversation's first agent
 //! output (`stdout`) on the SSE stream and to its `turn` stage `done` (agent
 //! start, ACP handshake, model request, reply); then a second prompt on the
@@ -109,7 +110,9 @@ async fn main() {
     let settle = Duration::from_millis(env_or("BENCH_POOL_SETTLE_MS", 3000) as u64);
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let runtimes_dir = root.join("target/acs-runtimes");
-    let names = ["claude", "codex", "gemini", "opencode"].map(String::from);
+    // BENCH_RUNTIMES (`claude,codex,gemini,opencode`): the runtimes to run beside the scripted agent.
+    let chosen = std::env::var("BENCH_RUNTIMES").unwrap_or_else(|_| "claude,codex,gemini,opencode".into());
+    let names: Vec<String> = chosen.split(',').map(str::trim).filter(|n| !n.is_empty()).map(String::from).collect();
     acs::core::runtimes::install(&runtimes_dir, &names).expect("the pinned runtimes install (npm)");
     let agent_bin = std::env::current_exe().unwrap().parent().unwrap().join("../scripted-agent");
     let agent_bin =
@@ -141,13 +144,16 @@ async fn main() {
     let mut stream = http.get(format!("{base}/api/events/stream")).bearer_auth(&key).send().await.unwrap();
     let mut buf = String::new();
 
-    let kinds: [(&'static str, Value, &str); 5] = [
+    let kinds: Vec<(&'static str, Value, &str)> = [
         ("scripted agent (`acp`)", json!({"runtime": "acp", "command": [AGENT]}), "say: Hello."),
         ("claude", json!({"runtime": "claude"}), "Say hello."),
         ("codex", json!({"runtime": "codex"}), "Say hello."),
         ("gemini", json!({"runtime": "gemini"}), "Say hello."),
         ("opencode", json!({"runtime": "opencode", "model": "anthropic/claude-sonnet-4-5"}), "Say hello."),
-    ];
+    ]
+    .into_iter()
+    .filter(|(name, spec, _)| spec["runtime"] == "acp" || names.iter().any(|n| n == name))
+    .collect();
     let mut rows = Vec::new();
     let mut agent_ids = Vec::new();
     for (name, spec, prompt) in kinds.clone() {

@@ -209,10 +209,14 @@ pub fn codex_config(model: Option<&str>, base_url: Option<&str>, instructions: O
 /// (`/v1` for Anthropic, `/v1beta` for Google; OpenAI's has it).
 pub fn opencode_config(model: Option<&str>, system_prompt: Option<&str>, urls: &BaseUrls) -> String {
     // No title agent: its model call per session names the session in OpenCode's own
-    // store, which acs never shows, and spends the account's tokens.
+    // store, which acs never shows, and spends the account's tokens. No snapshots: OpenCode
+    // records the workspace in a git store of its own at each step, for its undo, which ACP
+    // does not offer (acs's checkpoints do this); in a git workspace it added about 80 ms to
+    // every turn's end.
     let mut config = serde_json::json!({
         "$schema": "https://opencode.ai/config.json",
         "agent": {"title": {"disable": true}},
+        "snapshot": false,
     });
     if let Some(m) = model {
         config["model"] = m.into();
@@ -375,6 +379,7 @@ mod tests {
         let c: serde_json::Value = serde_json::from_str(&l.env["OPENCODE_CONFIG_CONTENT"]).unwrap();
         assert_eq!(c["model"], "openai/gpt-5");
         assert_eq!(c["agent"]["title"]["disable"], true);
+        assert_eq!(c["snapshot"], false);
         assert_eq!(c["provider"]["openai"]["options"]["baseURL"], "http://o/v1");
         assert_eq!(c["provider"]["anthropic"]["options"]["baseURL"], "http://a/v1");
         assert!(c["provider"].get("google").is_none());
