@@ -128,7 +128,7 @@ pub async fn reap(db: &Db, cfg: &SandboxConfig, dry_run: bool) -> Result<Vec<(Ho
     }
     if !dry_run {
         // Spares belong to no machine and to no row: a server that is gone leaves them behind.
-        // A live server's claims notice theirs gone and make new ones.
+        // A live server keeps its spare networks; its claims mount images for the disks dropped.
         let (machines, lease) = (d.machines.clone(), d.lease.clone());
         tokio::task::spawn_blocking(move || local::drop_spares_blocking(&machines, &lease))
             .await

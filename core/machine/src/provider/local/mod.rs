@@ -202,6 +202,13 @@ fn flock(file: File) -> io::Result<File> {
     }
 }
 
+/// Takes an exclusive flock on `file` if no one holds one: true when taken
+/// (held until the file is closed), false when another holder has it.
+fn try_flock(file: &File) -> bool {
+    // SAFETY: flock on a descriptor the caller owns.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+}
+
 /// A root-owned copy of the supervisor under the run directory, named by its
 /// content: machines bind it from there whatever the mode of the directory
 /// the server's own binaries live in, and a rebuilt binary never changes
@@ -1139,9 +1146,10 @@ fn limits(l: &Limits) -> cgroup::Limits {
     cgroup::Limits { memory_bytes: l.memory_bytes, cpu_millis: l.cpu_millis, pids: l.pids }
 }
 
-/// Drops the spare disks kept mounted under `machines_dir` and the host's
-/// spare networks (`acs sandboxes reap`). A server still running makes new
-/// ones at its next claims.
+/// Drops the spare disks kept mounted under `machines_dir` and the spare
+/// networks of servers that are gone (`acs sandboxes reap`). A server still
+/// running keeps its spare networks, and mounts its disks' images at its
+/// next claims.
 pub fn drop_spares_blocking(machines_dir: &Path, lease_dir: &Path) {
     disk::drop_mounted_spares(machines_dir, false);
     net::drop_spares_blocking(lease_dir);

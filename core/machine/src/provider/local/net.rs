@@ -634,9 +634,7 @@ impl Owner {
 
     /// Whether a server holds `token`'s lock (a missing file: an owner that is gone).
     fn alive(dir: &Path, token: [u8; 4]) -> bool {
-        let Ok(file) = File::open(Owner::path(dir, token)) else { return false };
-        // SAFETY: flock on a descriptor owned here; the lock goes with it.
-        unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) != 0 }
+        File::open(Owner::path(dir, token)).is_ok_and(|file| !super::try_flock(&file))
     }
 
     /// Removes the owner files no server holds.
@@ -648,8 +646,8 @@ impl Owner {
                 continue;
             }
             let Ok(file) = File::open(entry.path()) else { continue };
-            // SAFETY: as in `alive`; removed while locked, so its owner's `take` sees it gone.
-            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0
+            // Removed while locked, so its owner's `take` sees it gone.
+            if super::try_flock(&file)
                 && let Err(e) = fs::remove_file(entry.path())
             {
                 tracing::warn!("removing {}: {e}", entry.path().display());
