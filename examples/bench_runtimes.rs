@@ -110,7 +110,6 @@ async fn main() {
     let settle = Duration::from_millis(env_or("BENCH_POOL_SETTLE_MS", 3000) as u64);
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let runtimes_dir = root.join("target/acs-runtimes");
-    // BENCH_RUNTIMES (`claude,codex,gemini,opencode`): the runtimes to run beside the scripted agent.
     let chosen = std::env::var("BENCH_RUNTIMES").unwrap_or_else(|_| "claude,codex,gemini,opencode".into());
     let names: Vec<String> = chosen.split(',').map(str::trim).filter(|n| !n.is_empty()).map(String::from).collect();
     acs::core::runtimes::install(&runtimes_dir, &names).expect("the pinned runtimes install (npm)");
