@@ -8,9 +8,11 @@ pub(crate) enum Mode {
         socket: PathBuf,
     },
     /// On a socket bound by the host and passed in; stops after `watchdog_seconds` (0 = never) without a client.
+    /// `ready_fd`, when given, is a pipe's writing end: one byte on it says the socket listens.
     Inherited {
         fd: i32,
         watchdog_seconds: u64,
+        ready_fd: Option<i32>,
     },
     /// As `Inherited`, on a socket it binds itself at `socket` first: a
     /// container engine cannot hand a descriptor in (the `container` provider).
@@ -24,7 +26,7 @@ pub(crate) enum Mode {
     },
 }
 
-pub(crate) const USAGE: &str = "usage: sandboxd --socket <path> | sandboxd --listen-fd <fd> [--watchdog <seconds>] | \
+pub(crate) const USAGE: &str = "usage: sandboxd --socket <path> | sandboxd --listen-fd <fd> [--watchdog <seconds> [--ready-fd <fd>]] | \
                                 sandboxd --bind <path> --watchdog <seconds> | sandboxd read-file <path> <max_bytes>";
 
 fn number<T: std::str::FromStr>(what: &str, value: &str) -> Result<T, String> {
@@ -35,9 +37,18 @@ pub(crate) fn parse(args: &[String]) -> Result<Mode, String> {
     match args {
         [flag, socket] if flag == "--socket" => Ok(Mode::Serve { socket: socket.into() }),
         [flag] if flag.starts_with("--socket=") => Ok(Mode::Serve { socket: flag["--socket=".len()..].into() }),
-        [flag, fd] if flag == "--listen-fd" => Ok(Mode::Inherited { fd: number("fd", fd)?, watchdog_seconds: 0 }),
+        [flag, fd] if flag == "--listen-fd" => {
+            Ok(Mode::Inherited { fd: number("fd", fd)?, watchdog_seconds: 0, ready_fd: None })
+        }
         [flag, fd, w, secs] if flag == "--listen-fd" && w == "--watchdog" => {
-            Ok(Mode::Inherited { fd: number("fd", fd)?, watchdog_seconds: number("watchdog", secs)? })
+            Ok(Mode::Inherited { fd: number("fd", fd)?, watchdog_seconds: number("watchdog", secs)?, ready_fd: None })
+        }
+        [flag, fd, w, secs, r, ready] if flag == "--listen-fd" && w == "--watchdog" && r == "--ready-fd" => {
+            Ok(Mode::Inherited {
+                fd: number("fd", fd)?,
+                watchdog_seconds: number("watchdog", secs)?,
+                ready_fd: Some(number("fd", ready)?),
+            })
         }
         [flag, socket, w, secs] if flag == "--bind" && w == "--watchdog" => {
             Ok(Mode::Bind { socket: socket.into(), watchdog_seconds: number("watchdog", secs)? })
@@ -63,9 +74,12 @@ mod tests {
         assert_eq!(parse(&args(&["--socket", "/run/acs/sandboxd.sock"])), Ok(serve));
         let serve = Mode::Serve { socket: "/s".into() };
         assert_eq!(parse(&args(&["--socket=/s"])), Ok(serve));
-        let inherited = Mode::Inherited { fd: 4, watchdog_seconds: 3600 };
+        let inherited = Mode::Inherited { fd: 4, watchdog_seconds: 3600, ready_fd: None };
         assert_eq!(parse(&args(&["--listen-fd", "4", "--watchdog", "3600"])), Ok(inherited));
-        assert_eq!(parse(&args(&["--listen-fd", "4"])), Ok(Mode::Inherited { fd: 4, watchdog_seconds: 0 }));
+        let inherited = Mode::Inherited { fd: 4, watchdog_seconds: 0, ready_fd: None };
+        assert_eq!(parse(&args(&["--listen-fd", "4"])), Ok(inherited));
+        let signalled = Mode::Inherited { fd: 4, watchdog_seconds: 60, ready_fd: Some(5) };
+        assert_eq!(parse(&args(&["--listen-fd", "4", "--watchdog", "60", "--ready-fd", "5"])), Ok(signalled));
         let bind = Mode::Bind { socket: "/run/acs/ctl/sandboxd.sock".into(), watchdog_seconds: 60 };
         assert_eq!(parse(&args(&["--bind", "/run/acs/ctl/sandboxd.sock", "--watchdog", "60"])), Ok(bind));
         let read = Mode::ReadFile { path: "/etc/hostname".into(), max_bytes: 10 };
@@ -81,5 +95,6 @@ mod tests {
         assert!(parse(&args(&["--listen-fd", "x"])).is_err());
         assert!(parse(&args(&["--bind", "/s"])).is_err());
         assert!(parse(&args(&["--listen-fd", "4", "--watchdog", "-1"])).is_err());
+        assert!(parse(&args(&["--listen-fd", "4", "--watchdog", "60", "--ready-fd", "x"])).is_err());
     }
 }

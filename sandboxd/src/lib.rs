@@ -24,8 +24,8 @@ pub fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let code = match cli::parse(&args) {
         Ok(cli::Mode::Serve { socket }) => run_daemon(Listen::Path(&socket)),
-        Ok(cli::Mode::Inherited { fd, watchdog_seconds }) => inherited(Ok(fd), watchdog_seconds),
-        Ok(cli::Mode::Bind { socket, watchdog_seconds }) => inherited(bound_socket(&socket), watchdog_seconds),
+        Ok(cli::Mode::Inherited { fd, watchdog_seconds, ready_fd }) => inherited(Ok(fd), ready_fd, watchdog_seconds),
+        Ok(cli::Mode::Bind { socket, watchdog_seconds }) => inherited(bound_socket(&socket), None, watchdog_seconds),
         Ok(cli::Mode::ReadFile { path, max_bytes }) => read_file_once(&path, max_bytes),
         Err(usage) => {
             eprintln!("{usage}");
@@ -36,10 +36,11 @@ pub fn main() {
 }
 
 /// Serves a bound (not yet listening) socket as the machine's init and daemon.
-fn inherited(fd: std::io::Result<i32>, watchdog_seconds: u64) -> i32 {
+fn inherited(fd: std::io::Result<i32>, ready: Option<i32>, watchdog_seconds: u64) -> i32 {
     let watchdog = (watchdog_seconds > 0).then(|| Duration::from_secs(watchdog_seconds));
-    match fd.and_then(|fd| harden(fd).and_then(|()| become_init(fd)).map(|()| fd)) {
-        Ok(fd) => run_daemon(Listen::Fd(fd, watchdog)),
+    let kept = |fd: i32| [Some(fd), ready].into_iter().flatten().collect::<Vec<i32>>();
+    match fd.and_then(|fd| harden(&kept(fd)).and_then(|()| become_init(&kept(fd))).map(|()| fd)) {
+        Ok(fd) => run_daemon(Listen::Fd(fd, ready, watchdog)),
         Err(e) => {
             eprintln!("sandboxd: {e}");
             1
@@ -89,25 +90,34 @@ fn bound_socket(path: &Path) -> std::io::Result<i32> {
 
 enum Listen<'a> {
     Path(&'a Path),
-    Fd(i32, Option<Duration>),
+    /// The socket, the readiness pipe, the watchdog.
+    Fd(i32, Option<i32>, Option<Duration>),
 }
 
 /// Before anything else in a machine: the agent runs as the same uid as the
 /// supervisor, so the supervisor makes itself non-dumpable (no ptrace, no
 /// `/proc/<pid>/fd`, no `pidfd_getfd` from its own children) and closes
-/// every descriptor it inherited but its socket, so nothing of the host
-/// that bwrap was handed can reach an agent.
-fn harden(listen_fd: i32) -> std::io::Result<()> {
+/// every descriptor it inherited but `keep` (its socket and readiness
+/// pipe), so nothing of the host that bwrap was handed can reach an agent.
+fn harden(keep: &[i32]) -> std::io::Result<()> {
+    let mut keep = keep
+        .iter()
+        .map(|fd| u32::try_from(*fd).map_err(|_| std::io::Error::other("negative descriptor")))
+        .collect::<std::io::Result<Vec<u32>>>()?;
+    keep.sort_unstable();
     // SAFETY: plain prctl and close_range calls on this process's own state.
     unsafe {
         if libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 {
             return Err(std::io::Error::last_os_error());
         }
-        let fd = u32::try_from(listen_fd).map_err(|_| std::io::Error::other("negative listen fd"))?;
-        if fd > 3 && libc::close_range(3, fd - 1, 0) != 0 {
-            return Err(std::io::Error::last_os_error());
+        let mut from = 3;
+        for fd in keep {
+            if fd > from && libc::close_range(from, fd - 1, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            from = from.max(fd + 1);
         }
-        if libc::close_range(fd + 1, u32::MAX, 0) != 0 {
+        if libc::close_range(from, u32::MAX, 0) != 0 {
             return Err(std::io::Error::last_os_error());
         }
     }
@@ -120,7 +130,8 @@ fn harden(listen_fd: i32) -> std::io::Result<()> {
 /// daemon's status; the child returns and runs the daemon. Both are
 /// non-dumpable, so the agent, though the same uid, can touch neither (a
 /// bwrap reaper would be an ordinary process holding the machine's log).
-fn become_init(listen_fd: i32) -> std::io::Result<()> {
+/// The init closes `daemons` (the descriptors only the daemon serves).
+fn become_init(daemons: &[i32]) -> std::io::Result<()> {
     if std::process::id() != 1 {
         return Ok(());
     }
@@ -134,7 +145,9 @@ fn become_init(listen_fd: i32) -> std::io::Result<()> {
     }
     // SAFETY: close and waitpid on this process's own descriptor and children.
     unsafe {
-        libc::close(listen_fd);
+        for fd in daemons {
+            libc::close(*fd);
+        }
         loop {
             let mut status = 0;
             let pid = libc::waitpid(-1, &mut status, 0);
@@ -171,7 +184,7 @@ fn run_daemon(listen: Listen<'_>) -> i32 {
         };
         match listen {
             Listen::Path(socket) => serve(socket, stop).await,
-            Listen::Fd(fd, watchdog) => serve_inherited(fd, watchdog, stop).await,
+            Listen::Fd(fd, ready, watchdog) => serve_inherited(fd, ready, watchdog, stop).await,
         }
     });
     // Dropping the runtime drops the exec tasks, whose guards kill their process groups.

@@ -76,11 +76,14 @@ pub async fn serve(socket: &Path, shutdown: impl Future<Output = ()>) -> io::Res
 /// Serves on a unix socket the host bound and handed over as `fd`, not yet
 /// listening: the listen(2) here is what the host's peer check sees. The
 /// socket's path is outside the machine, where nothing in it can replace it.
+/// A `ready` pipe gets one byte once the socket listens, and is closed: the
+/// host waits on it instead of trying to connect again and again.
 /// With a `watchdog`, stops (kept processes too) once no client has been
 /// connected for that long: a machine whose server is gone for good parks
 /// itself instead of running forever.
 pub async fn serve_inherited(
     fd: i32,
+    ready: Option<i32>,
     watchdog: Option<Duration>,
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()> {
@@ -94,6 +97,14 @@ pub async fn serve_inherited(
     set_cloexec(fd)?;
     std_listener.set_nonblocking(true)?;
     eprintln!("sandboxd: listening on the socket passed in");
+    if let Some(ready) = ready {
+        // SAFETY: the pipe's writing end, passed in for this and owned by nothing else here.
+        let mut pipe = unsafe { std::fs::File::from_raw_fd(ready) };
+        // A host gone meanwhile (a broken pipe) finds the machine on reattach: serve anyway.
+        if let Err(e) = std::io::Write::write_all(&mut pipe, b"r") {
+            eprintln!("sandboxd: could not say it is ready: {e}");
+        }
+    }
     run(UnixListener::from_std(std_listener)?, watchdog, shutdown).await
 }
 

@@ -255,6 +255,20 @@ async fn provisioning_deadline_fails_the_stage_it_cuts(b: Backend) {
     assert_eq!(st[st.len() - 2..], pairs(&[("setup", "failed"), ("provision", "failed")]));
 }
 
+/// A machine whose supervisor never listens fails as soon as it exits, with
+/// its exit, not after the wait for an answer (15 s).
+async fn a_machine_whose_supervisor_exits_at_start_fails_at_once(b: Backend) {
+    let app = spawn_with(b, &[("sandbox.sandboxd_path", json!("/bin/false"))]).await;
+    let u = app.user().await;
+    let a = agent(&app, &u, json!({})).await;
+    let started = std::time::Instant::now();
+    let id = launch(&app, &u, a).await;
+    wait_status(&app, &u, id, "failed").await;
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    let status = app.get(&format!("/api/sandboxes/{id}/status"), &u.key).await;
+    assert!(status.body["data"]["error"].as_str().unwrap().contains("exited at start"), "{}", status.text);
+}
+
 async fn machines_cannot_see_each_other_or_the_host(b: Backend) {
     let app = spawn(b).await;
     let u = app.user().await;
@@ -883,6 +897,7 @@ crate::both!(
     provisions_through_its_stages_and_redacts_reads,
     failing_setup_fails_the_build_and_a_slow_one_times_out,
     provisioning_deadline_fails_the_stage_it_cuts,
+    a_machine_whose_supervisor_exits_at_start_fails_at_once,
     machines_cannot_see_each_other_or_the_host,
     egress_follows_the_policy_and_is_logged,
     the_callback_key_acts_only_for_its_machine,

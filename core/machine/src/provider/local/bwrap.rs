@@ -146,8 +146,9 @@ pub fn etc_files(hostname: &str, agent_uid: u32) -> Vec<(&'static str, String)> 
 pub enum Payload<'a> {
     /// The long-lived supervisor, listening on a socket the server bound
     /// outside the machine and passed in as `listen_fd`; bwrap writes the
-    /// host pid of the machine's init to `info_fd`.
-    Supervisor { listen_fd: i32, info_fd: i32, watchdog_seconds: u64 },
+    /// host pid of the machine's init to `info_fd`; the supervisor writes a
+    /// byte to the pipe `ready_fd` once it listens.
+    Supervisor { listen_fd: i32, info_fd: i32, ready_fd: i32, watchdog_seconds: u64 },
     /// A one-shot command over the disk, read-only (reads of a parked machine).
     Offline(&'a [String]),
 }
@@ -226,8 +227,9 @@ pub fn args(
     let seccomp = seccomp_fd.to_string();
     push(&[&"--seccomp", &seccomp]);
     match payload {
-        Payload::Supervisor { listen_fd, info_fd, watchdog_seconds } => {
+        Payload::Supervisor { listen_fd, info_fd, ready_fd, watchdog_seconds } => {
             let (info, listen, watchdog) = (info_fd.to_string(), listen_fd.to_string(), watchdog_seconds.to_string());
+            let ready = ready_fd.to_string();
             // The supervisor is the namespace's init itself (it reaps orphans): no bwrap reaper
             // the agent could trace, holding the machine's log.
             push(&[
@@ -239,6 +241,8 @@ pub fn args(
                 &listen,
                 &"--watchdog",
                 &watchdog,
+                &"--ready-fd",
+                &ready,
             ]);
         }
         Payload::Offline(argv) => {
@@ -264,7 +268,7 @@ mod tests {
     #[test]
     fn supervisor_machine_binds_its_own_dirs_and_no_host_secrets() {
         let layout = Layout::new(Path::new("/var/acs/machines"), Path::new("/run/acs/m"), uuid::Uuid::nil());
-        let payload = Payload::Supervisor { listen_fd: 7, info_fd: 8, watchdog_seconds: 3600 };
+        let payload = Payload::Supervisor { listen_fd: 7, info_fd: 8, ready_fd: 10, watchdog_seconds: 3600 };
         let a = strings(&args(&layout, "acs-1234abcd-box", Path::new("/opt/bin/sandboxd"), &[], 9, payload));
         let run = "/run/acs/m/00000000000000000000000000000000";
         assert!(a.windows(3).any(|w| w[0] == "--bind" && w[1] == format!("{run}/disk/home") && w[2] == "/home/agent"));
@@ -286,7 +290,18 @@ mod tests {
         assert!(binds.iter().filter(|b| b.starts_with("/etc/")).all(|b| Path::new(b).is_dir()), "{binds:?}");
         // It must outlive the server (reattach) and keep the netns it is put in.
         assert!(!a.iter().any(|s| s == "--die-with-parent" || s == "--unshare-net" || s == "--unshare-all"));
-        let tail = ["--as-pid-1", "--info-fd", "8", "/opt/acs/sandboxd", "--listen-fd", "7", "--watchdog", "3600"];
+        let tail = [
+            "--as-pid-1",
+            "--info-fd",
+            "8",
+            "/opt/acs/sandboxd",
+            "--listen-fd",
+            "7",
+            "--watchdog",
+            "3600",
+            "--ready-fd",
+            "10",
+        ];
         assert_eq!(a[a.len() - tail.len()..], tail);
     }
 

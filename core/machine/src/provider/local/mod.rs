@@ -33,6 +33,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use time::OffsetDateTime;
+use tokio::io::AsyncReadExt;
 use uuid::Uuid;
 
 use self::bwrap::Layout;
@@ -114,6 +115,8 @@ pub struct LocalProvider {
     owners: Owners,
     /// The supervisor binary machines bind: a root-owned copy every machine's uid can read.
     sandboxd: PathBuf,
+    /// bwrap, found once on the server's PATH (a machine's own PATH is no place to look for it).
+    bwrap: PathBuf,
     sink: Arc<dyn EgressSink>,
     live: Mutex<HashMap<Uuid, Live>>,
     /// Each running machine's supervisor as the kernel identified it, checked on every connection.
@@ -343,6 +346,7 @@ impl LocalProvider {
         engine: Option<Arc<Engine>>,
     ) -> Result<LocalProvider, String> {
         check_host(&cfg)?;
+        let bwrap = which("bwrap").ok_or("bwrap is gone")?;
         // Root only: disks, checkpoints and records are nobody else's business.
         mkdir(&cfg.machines_dir, 0o700)
             .map_err(|e| format!("sandbox directory {}: {e}", cfg.machines_dir.display()))?;
@@ -357,6 +361,13 @@ impl LocalProvider {
         if cgroups.is_none() && engine.is_none() {
             tracing::warn!("cgroups are not usable here: sandboxes run without memory, CPU and process limits");
         }
+        if cgroups.is_some()
+            && let Err(e) = cgroup::favor_dynmods(&cfg.run_dir.join(format!(".favordynmods-{}", std::process::id())))
+        {
+            tracing::info!(
+                "cgroup favordynmods is not available ({e}): each machine start waits for the kernel longer"
+            );
+        }
         let checkpointer = Checkpointer::probe(&cfg.machines_dir);
         Ok(LocalProvider {
             cfg,
@@ -367,6 +378,7 @@ impl LocalProvider {
             disks,
             owners,
             sandboxd,
+            bwrap,
             sink,
             live: Mutex::new(HashMap::new()),
             peers: Mutex::new(HashMap::new()),
@@ -526,11 +538,13 @@ impl LocalProvider {
         let log = fs::OpenOptions::new().create(true).append(true).open(layout.log())?;
         let socket = bound_socket(&layout.socket())?;
         let seccomp = seccomp_fd()?;
+        let (ready, ready_writer) = std::io::pipe()?;
         let procs: Vec<CString> = cgroup.map(|c| c.procs_files()).unwrap_or_default();
-        let (netns_fd, info_fd, listen_fd, seccomp_fd) =
-            (netns.as_raw_fd(), info.as_raw_fd(), socket.as_raw_fd(), seccomp.as_raw_fd());
-        let payload = bwrap::Payload::Supervisor { listen_fd, info_fd, watchdog_seconds: self.cfg.watchdog_seconds };
-        let mut cmd = tokio::process::Command::new("bwrap");
+        let (netns_fd, info_fd, listen_fd, seccomp_fd, ready_fd) =
+            (netns.as_raw_fd(), info.as_raw_fd(), socket.as_raw_fd(), seccomp.as_raw_fd(), ready_writer.as_raw_fd());
+        let payload =
+            bwrap::Payload::Supervisor { listen_fd, info_fd, ready_fd, watchdog_seconds: self.cfg.watchdog_seconds };
+        let mut cmd = tokio::process::Command::new(&self.bwrap);
         cmd.args(bwrap::args(layout, &spec.hostname, &self.sandboxd, &binds, seccomp_fd, payload))
             .env_clear()
             .envs(&env)
@@ -539,33 +553,35 @@ impl LocalProvider {
             .stderr(log)
             // Own process group: a terminal's Ctrl-C to the server must not reach machines.
             .process_group(0);
-        let keep = [info_fd, listen_fd, seccomp_fd];
+        let keep = [info_fd, listen_fd, seccomp_fd, ready_fd];
         // SAFETY: `enter_machine` makes only async-signal-safe calls.
         unsafe {
             cmd.pre_exec(move || enter_machine(netns_fd, &procs, &keep, uid));
         }
         let mut child = cmd.spawn().map_err(|e| ProviderError::Host(format!("bwrap: {e}")))?;
         // The supervisor holds the socket now; the server's copy would keep it alive past the machine.
-        drop((netns, info, socket, seccomp));
-        let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
-        loop {
-            if let Some(peer) = supervisor_peer(layout, uid)
-                && Supervisor::new(layout.socket()).with_peer(peer).ping().await.is_ok()
-            {
-                return Ok(peer);
-            }
-            if let Ok(Some(status)) = child.try_wait() {
+        // The pipe's writing end is the machine's alone: its end reads as the machine's exit.
+        drop((netns, info, socket, seccomp, ready_writer));
+        let mut ready = tokio::net::unix::pipe::Receiver::from_owned_fd(ready.into())?;
+        let mut byte = [0u8; 1];
+        match tokio::time::timeout(READY_TIMEOUT, ready.read(&mut byte)).await {
+            Ok(Ok(1)) => {}
+            Ok(_) => {
+                // Every writer is gone, bwrap's own copy with it: bwrap has exited or is exiting.
+                let status = match tokio::time::timeout(Duration::from_secs(1), child.wait()).await {
+                    Ok(Ok(status)) => status.to_string(),
+                    _ => "status unknown".to_owned(),
+                };
                 return Err(ProviderError::Host(format!(
                     "the machine exited at start ({status}): {}",
                     log_tail(&layout.log())
                 )));
             }
-            if tokio::time::Instant::now() >= deadline {
-                return Err(no_answer(layout));
-            }
-            // The finest step of tokio's timer: the start waits on this loop.
-            tokio::time::sleep(Duration::from_millis(1)).await;
+            Err(_) => return Err(no_answer(layout)),
         }
+        let peer = supervisor_peer(layout, uid).ok_or_else(|| no_answer(layout))?;
+        Supervisor::new(layout.socket()).with_peer(peer).ping().await.map_err(|_| no_answer(layout))?;
+        Ok(peer)
     }
 
     /// The machine as a container of `engine`: its init's host pid is
@@ -701,7 +717,7 @@ impl LocalProvider {
         etc_mount_points(layout, &self.cfg.ro_binds)?;
         let seccomp = seccomp_fd()?;
         let seccomp_fd = seccomp.as_raw_fd();
-        let mut cmd = tokio::process::Command::new("bwrap");
+        let mut cmd = tokio::process::Command::new(&self.bwrap);
         cmd.args(bwrap::args(
             layout,
             hostname.trim(),
