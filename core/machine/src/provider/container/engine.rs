@@ -186,13 +186,24 @@ impl Engine {
             self.remove_now(id).await;
             return Err(err);
         }
-        let inspected = self
+        let inspected = match self
             .docker
             .inspect_container(&name, None::<bollard::query_parameters::InspectContainerOptions>)
             .await
-            .map_err(|e| api("inspecting the machine's container", e))?;
+        {
+            Ok(inspected) => inspected,
+            // Podman names the state of a container that has already exited `stopped`, which
+            // is not among Docker's states that bollard knows: the machine died at once.
+            Err(ApiError::JsonDataError { .. }) => {
+                return Err(ProviderError::Host(
+                    "the machine exited at start: its container stopped before it was inspected".into(),
+                ));
+            }
+            Err(e) => return Err(api("inspecting the machine's container", e)),
+        };
         let pid = inspected.state.and_then(|s| s.pid).and_then(|p| i32::try_from(p).ok()).filter(|p| *p > 0);
-        pid.ok_or_else(|| ProviderError::Host("the machine's container has no process".into()))
+        // Started, yet without a process: it has exited already.
+        pid.ok_or_else(|| ProviderError::Host("the machine exited at start: its container has no process".into()))
     }
 
     fn lock(&self, id: Uuid) -> Arc<tokio::sync::Mutex<()>> {
