@@ -547,6 +547,36 @@ mod tests {
         unsafe { libc::geteuid() == 0 }
     }
 
+    #[test]
+    fn favor_dynmods_leaves_no_mount_directory_or_hierarchy_behind() {
+        if !is_root() {
+            eprintln!("skipped: needs root");
+            return;
+        }
+        let scratch = std::env::temp_dir().join(format!("acs-favordynmods-test-{}", std::process::id()));
+        if let Err(e) = favor_dynmods(&scratch) {
+            eprintln!("skipped: this kernel has no favordynmods for a v1 hierarchy ({e})");
+            assert!(!scratch.exists());
+            return;
+        }
+        assert!(!scratch.exists(), "the scratch directory is removed");
+        let mountinfo = fs::read_to_string("/proc/self/mountinfo").unwrap();
+        assert!(!mountinfo.contains(scratch.to_str().unwrap()), "nothing stays mounted");
+        // The kernel frees an unmounted hierarchy after an RCU grace period: wait for it.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let own = fs::read_to_string("/proc/self/cgroup").unwrap();
+            if !own.contains("acs-favordynmods") {
+                break;
+            }
+            assert!(Instant::now() < deadline, "the hierarchy stays: {own}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Asked again (every server start asks), it is as quiet.
+        favor_dynmods(&scratch).unwrap();
+        assert!(!scratch.exists());
+    }
+
     /// Machine cgroups under a parent of the test's own, all removed on drop.
     struct Fixture {
         cgroups: Cgroups,
