@@ -38,8 +38,13 @@ pub fn main() {
 /// Serves a bound (not yet listening) socket as the machine's init and daemon.
 fn inherited(fd: std::io::Result<i32>, ready: Option<i32>, watchdog_seconds: u64) -> i32 {
     let watchdog = (watchdog_seconds > 0).then(|| Duration::from_secs(watchdog_seconds));
-    let kept = |fd: i32| [Some(fd), ready].into_iter().flatten().collect::<Vec<i32>>();
-    match fd.and_then(|fd| harden(&kept(fd)).and_then(|()| become_init(&kept(fd))).map(|()| fd)) {
+    let prepared = fd.and_then(|fd| {
+        let kept: Vec<i32> = [Some(fd), ready].into_iter().flatten().collect();
+        harden(&kept)?;
+        become_init(&kept)?;
+        Ok(fd)
+    });
+    match prepared {
         Ok(fd) => run_daemon(Listen::Fd(fd, ready, watchdog)),
         Err(e) => {
             eprintln!("sandboxd: {e}");

@@ -123,13 +123,13 @@ pub struct LocalProvider {
     peers: Mutex<HashMap<Uuid, Peer>>,
 }
 
-/// The checks `acs serve` runs before it starts: a clear message per missing part.
-pub fn check_host(cfg: &LocalConfig) -> Result<(), String> {
-    if which("bwrap").is_none() {
-        return Err("the local sandbox provider needs bubblewrap (`bwrap`): install it with \
-                    `apt-get install bubblewrap` (or run scripts/setup)"
-            .into());
-    }
+/// The checks `acs serve` runs before it starts: a clear message per missing
+/// part. Returns the bwrap it found.
+pub fn check_host(cfg: &LocalConfig) -> Result<PathBuf, String> {
+    let bwrap = which("bwrap").ok_or(
+        "the local sandbox provider needs bubblewrap (`bwrap`): install it with \
+         `apt-get install bubblewrap` (or run scripts/setup)",
+    )?;
     if !cfg.sandboxd.is_file() {
         return Err(format!(
             "the sandbox supervisor binary was not found at {} (build it with `cargo build --bin sandboxd`, \
@@ -140,7 +140,7 @@ pub fn check_host(cfg: &LocalConfig) -> Result<(), String> {
     for (host, _) in &cfg.ro_binds {
         reachable_by_machines(host).map_err(|e| format!("sandbox.ro_binds / runtimes.dir: {e}"))?;
     }
-    Ok(())
+    Ok(bwrap)
 }
 
 /// Machines run as their own unprivileged uids, and bwrap opens what it
@@ -345,8 +345,7 @@ impl LocalProvider {
         sink: Arc<dyn EgressSink>,
         engine: Option<Arc<Engine>>,
     ) -> Result<LocalProvider, String> {
-        check_host(&cfg)?;
-        let bwrap = which("bwrap").ok_or("bwrap is gone")?;
+        let bwrap = check_host(&cfg)?;
         // Root only: disks, checkpoints and records are nobody else's business.
         mkdir(&cfg.machines_dir, 0o700)
             .map_err(|e| format!("sandbox directory {}: {e}", cfg.machines_dir.display()))?;
