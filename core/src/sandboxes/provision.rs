@@ -3,6 +3,9 @@
 //! policy applied), `broker` (with brokerage on) and `setup` run in that order, each `started` then `done`
 //! or `failed`. Stages with nothing to do are left out; `network` always
 //! runs. The whole build has a deadline; the stage it cuts short fails.
+//! A quick stage (`network`) is logged once it ends, `started` and its
+//! outcome in one write, which the next stage's `started` or `provision`'s
+//! `done` carries: a start writes the log fewer times.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -13,9 +16,9 @@ use serde_json::{Value, json};
 
 use super::model::SandboxRow;
 use super::redact::OutputRedaction;
-use super::service::{Material, Sandboxes, network_policy, stage};
+use super::service::{Material, Sandboxes, log, network_policy, stage};
 use crate::environments::{Environment, Repository};
-use crate::events::{self, StageState};
+use crate::events::{self, NewEvent, StageState};
 use crate::provider::{NetworkPolicy, Supervisor};
 use crate::state::AppState;
 
@@ -30,23 +33,38 @@ pub(super) struct Ctx<'a> {
 
 type StageResult = Result<Value, String>;
 
-/// Runs every stage; `Ok(url)` when the machine is ready.
-pub(super) async fn run(ctx: &Ctx<'_>, deadline: Duration) -> Result<Option<String>, String> {
-    let current: Mutex<Option<&'static str>> = Mutex::new(None);
+/// A built machine: its URL, and the stage events not yet written, which
+/// go to the log with `provision` `done`.
+pub(super) struct Built {
+    pub url: Option<String>,
+    pub unwritten: Vec<NewEvent>,
+}
+
+/// The stage under way, and whether its `started` is in the log yet.
+type Current = Mutex<Option<(&'static str, bool)>>;
+
+/// Runs every stage; `Ok` when the machine is ready.
+pub(super) async fn run(ctx: &Ctx<'_>, deadline: Duration) -> Result<Built, String> {
+    let current: Current = Mutex::new(None);
     match tokio::time::timeout(deadline, stages(ctx, &current)).await {
         Ok(outcome) => outcome,
         Err(_) => {
             let error = format!("provisioning passed its deadline of {} s", deadline.as_secs());
             let cut = *current.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(name) = cut {
-                stage(ctx.state, ctx.scope, name, StageState::Failed, json!({"error": error})).await;
+            if let Some((name, started_logged)) = cut {
+                let mut batch = Vec::new();
+                if !started_logged {
+                    batch.push(NewEvent::stage(name, StageState::Started, &json!({})));
+                }
+                batch.push(NewEvent::stage(name, StageState::Failed, &json!({"error": error})));
+                log(ctx.state, ctx.scope, &batch).await;
             }
             Err(error)
         }
     }
 }
 
-async fn stages(ctx: &Ctx<'_>, current: &Mutex<Option<&'static str>>) -> Result<Option<String>, String> {
+async fn stages(ctx: &Ctx<'_>, current: &Current) -> Result<Built, String> {
     // The broker is settled before the machine starts (it must trust the CA
     // from its first process on); its stage reports after `network`.
     let broker = crate::broker::for_machine(ctx.state, super::broker_machine(ctx.row), false).await;
@@ -54,14 +72,14 @@ async fn stages(ctx: &Ctx<'_>, current: &Mutex<Option<&'static str>>) -> Result<
         Ok(b) => b.as_ref().map(|(_, b)| b.clone()),
         Err(_) => None,
     };
+    let mut unwritten = Vec::new();
     if let Ok(b) = &broker {
-        let ca = b.as_ref().map(|(id, _)| *id);
-        crate::broker::remember_ca(ctx.state, ctx.row.id, ca).await.map_err(|e| e.to_string())?;
+        super::service::record_ca(ctx.state, ctx.row, b.as_ref().map(|(id, _)| *id)).await?;
     }
     if let Err(e) = &broker {
         // Nothing runs unbrokered that should run brokered: fail before any machine.
         let error = e.to_string();
-        run_stage(ctx, current, "broker", async { Err::<Value, _>(error) }).await?;
+        run_stage(ctx, current, &mut unwritten, "broker", async { Err::<Value, _>(error) }).await?;
     }
     let env = ctx.env;
     let repos = env.map(|e| e.repositories.as_slice()).unwrap_or_default();
@@ -76,37 +94,41 @@ async fn stages(ctx: &Ctx<'_>, current: &Mutex<Option<&'static str>>) -> Result<
         ctx.svc.provider(ctx.row).start(&spec).await.map_err(|e| ctx.material.redactor.redact_str(&e.to_string()))?;
     let sup = ctx.svc.provider(ctx.row).supervisor(ctx.row.id);
     if !repos.is_empty() {
-        run_stage(ctx, current, "clone", clone(ctx, &sup, repos)).await?;
+        run_stage(ctx, current, &mut unwritten, "clone", clone(ctx, &sup, repos)).await?;
     }
     if let Some(e) = env.filter(|e| !e.packages.is_empty()) {
-        run_stage(ctx, current, "packages", packages(ctx, &sup, &e.packages)).await?;
+        run_stage(ctx, current, &mut unwritten, "packages", packages(ctx, &sup, &e.packages)).await?;
     }
-    run_stage(ctx, current, "network", async {
+    quick_stage(ctx, current, &mut unwritten, "network", async {
         ctx.svc.provider(ctx.row).set_network(ctx.row.id, &policy).await.map_err(|e| e.to_string())?;
         Ok(json!({"networking_type": if policy == NetworkPolicy::Unrestricted { "unrestricted" } else { "limited" }}))
     })
     .await?;
     if let Ok(Some((ca_id, _))) = &broker {
-        run_stage(ctx, current, "broker", async {
+        run_stage(ctx, current, &mut unwritten, "broker", async {
             crate::broker::reachable(ctx.state).await.map_err(|e| e.to_string())?;
             Ok(json!({"ca_id": ca_id}))
         })
         .await?;
     }
     if let Some(e) = env.filter(|e| !e.setup_script.trim().is_empty()) {
-        run_stage(ctx, current, "setup", setup(ctx, &sup, e)).await?;
+        run_stage(ctx, current, &mut unwritten, "setup", setup(ctx, &sup, e)).await?;
     }
-    Ok(started.url)
+    Ok(Built { url: started.url, unwritten })
 }
 
+/// A stage logged as it goes: `started` (with any unwritten events before
+/// it) before the work, its outcome after.
 async fn run_stage(
     ctx: &Ctx<'_>,
-    current: &Mutex<Option<&'static str>>,
+    current: &Current,
+    unwritten: &mut Vec<NewEvent>,
     name: &'static str,
     work: impl Future<Output = StageResult>,
 ) -> Result<(), String> {
-    *current.lock().unwrap_or_else(|p| p.into_inner()) = Some(name);
-    stage(ctx.state, ctx.scope, name, StageState::Started, json!({})).await;
+    *current.lock().unwrap_or_else(|p| p.into_inner()) = Some((name, true));
+    unwritten.push(NewEvent::stage(name, StageState::Started, &json!({})));
+    log(ctx.state, ctx.scope, &std::mem::take(unwritten)).await;
     let outcome = work.await;
     *current.lock().unwrap_or_else(|p| p.into_inner()) = None;
     match outcome {
@@ -117,6 +139,33 @@ async fn run_stage(
         Err(error) => {
             let error = ctx.material.redactor.redact_str(&error);
             stage(ctx.state, ctx.scope, name, StageState::Failed, json!({"error": error})).await;
+            Err(format!("{name} failed: {error}"))
+        }
+    }
+}
+
+/// A stage of a few milliseconds, logged once it ends: its `started` and
+/// `done` wait in `unwritten` for the next write; a failure is written at once.
+async fn quick_stage(
+    ctx: &Ctx<'_>,
+    current: &Current,
+    unwritten: &mut Vec<NewEvent>,
+    name: &'static str,
+    work: impl Future<Output = StageResult>,
+) -> Result<(), String> {
+    *current.lock().unwrap_or_else(|p| p.into_inner()) = Some((name, false));
+    let outcome = work.await;
+    *current.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    unwritten.push(NewEvent::stage(name, StageState::Started, &json!({})));
+    match outcome {
+        Ok(data) => {
+            unwritten.push(NewEvent::stage(name, StageState::Done, &data));
+            Ok(())
+        }
+        Err(error) => {
+            let error = ctx.material.redactor.redact_str(&error);
+            unwritten.push(NewEvent::stage(name, StageState::Failed, &json!({"error": error})));
+            log(ctx.state, ctx.scope, &std::mem::take(unwritten)).await;
             Err(format!("{name} failed: {error}"))
         }
     }

@@ -416,8 +416,14 @@ pub(super) async fn scope(state: &AppState, row: &SandboxRow, conversation: Opti
 }
 
 pub(super) async fn stage(state: &AppState, scope: &events::Scope, name: &str, st: StageState, data: Value) {
-    if let Err(e) = events::stage(state, scope, name, st, &data, None).await {
-        tracing::error!(sandbox = ?scope.sandbox_id, stage = name, "event not written: {e}");
+    log(state, scope, &[events::NewEvent::stage(name, st, &data)]).await;
+}
+
+/// Writes stage events in one transaction; a failure is logged, the build goes on.
+pub(super) async fn log(state: &AppState, scope: &events::Scope, batch: &[events::NewEvent]) {
+    if let Err(e) = events::append(state, scope, batch, None).await {
+        let stages: Vec<&str> = batch.iter().filter_map(|e| e.stage.as_deref()).collect();
+        tracing::error!(sandbox = ?scope.sandbox_id, ?stages, "events not written: {e}");
     }
 }
 
@@ -453,15 +459,17 @@ async fn finish_start(
     svc: &Sandboxes,
     row: &SandboxRow,
     scope: &events::Scope,
-    outcome: Result<Option<String>, String>,
+    outcome: Result<provision::Built, String>,
     started: Instant,
 ) {
     // The log is written before the status moves: whoever sees the new
     // status finds the stage that explains it.
     let ms = i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX);
     match outcome {
-        Ok(url) => {
-            stage(state, scope, "provision", StageState::Done, json!({"sandbox_id": row.id, "duration_ms": ms})).await;
+        Ok(provision::Built { url, mut unwritten }) => {
+            let done = json!({"sandbox_id": row.id, "duration_ms": ms});
+            unwritten.push(events::NewEvent::stage("provision", StageState::Done, &done));
+            log(state, scope, &unwritten).await;
             if let Err(e) = store::set_ready(&state.db, row.id, url.as_deref()).await {
                 tracing::error!(sandbox = %row.id, "could not mark ready: {e}");
             }
@@ -545,7 +553,7 @@ async fn wake_steps(
     svc: &Sandboxes,
     row: &SandboxRow,
     scope: &events::Scope,
-) -> Result<Option<String>, String> {
+) -> Result<provision::Built, String> {
     let env = match row.environment_id {
         Some(e) => Some(environments::get_environment(state, row.account_id, e).await.map_err(reason)?),
         None => None,
@@ -568,7 +576,7 @@ async fn wake_steps(
     let broker = machine_broker(state, row).await?;
     let spec = svc.spec(row, m.env, network_policy(env.as_ref()), broker);
     let started = svc.provider(row).start(&spec).await.map_err(|e| m.redactor.redact_str(&e.to_string()))?;
-    Ok(started.url)
+    Ok(provision::Built { url: started.url, unwritten: Vec::new() })
 }
 
 /// The broker a machine starts with, its CA recorded on the row.
@@ -578,8 +586,17 @@ pub(super) async fn machine_broker(
 ) -> Result<Option<crate::egress::broker::BrokerRef>, String> {
     let broker =
         crate::broker::for_machine(state, super::broker_machine(row), false).await.map_err(|e| e.to_string())?;
-    crate::broker::remember_ca(state, row.id, broker.as_ref().map(|(id, _)| *id)).await.map_err(|e| e.to_string())?;
+    record_ca(state, row, broker.as_ref().map(|(id, _)| *id)).await?;
     Ok(broker.map(|(_, b)| b))
+}
+
+/// Records the broker CA a machine starts with, when it changed (most
+/// starts have none, and had none).
+pub(super) async fn record_ca(state: &AppState, row: &SandboxRow, ca_id: Option<Uuid>) -> Result<(), String> {
+    if row.broker_ca_id == ca_id {
+        return Ok(());
+    }
+    crate::broker::remember_ca(state, row.id, ca_id).await.map_err(|e| e.to_string())
 }
 
 /// Parks an idle persistent machine (stop, then checkpoint its disk) or

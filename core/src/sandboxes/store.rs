@@ -236,13 +236,12 @@ pub async fn holders(db: &Db, sandbox_id: Uuid) -> Result<Vec<Uuid>, sqlx::Error
 
 /// Revokes a sandbox's callback keys; returns their ids (for the key cache).
 pub async fn revoke_keys(db: &Db, sandbox_id: Uuid) -> Result<Vec<Uuid>, sqlx::Error> {
-    let rows = sqlx::query("SELECT id FROM api_keys WHERE sandbox_id = $1")
+    // One statement: a key minted between a read and the delete would leave the cache unaware.
+    let rows = sqlx::query("DELETE FROM api_keys WHERE sandbox_id = $1 RETURNING id")
         .bind(sandbox_id.to_string())
         .fetch_all(&db.pool)
         .await?;
-    let ids: Vec<Uuid> = rows.iter().map(|r| r.uuid("id")).collect::<Result<_, _>>()?;
-    sqlx::query("DELETE FROM api_keys WHERE sandbox_id = $1").bind(sandbox_id.to_string()).execute(&db.pool).await?;
-    Ok(ids)
+    rows.iter().map(|r| r.uuid("id")).collect()
 }
 
 pub async fn egress_page(
