@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 
 use super::model::SandboxRow;
 use super::redact::OutputRedaction;
-use super::service::{Material, Sandboxes, log, network_policy, stage};
+use super::service::{Material, Sandboxes, log, network_policy};
 use crate::environments::{Environment, Repository};
 use crate::events::{self, NewEvent, StageState};
 use crate::provider::{NetworkPolicy, Supervisor};
@@ -79,7 +79,7 @@ async fn stages(ctx: &Ctx<'_>, current: &Current) -> Result<Built, String> {
     if let Err(e) = &broker {
         // Nothing runs unbrokered that should run brokered: fail before any machine.
         let error = e.to_string();
-        run_stage(ctx, current, &mut unwritten, "broker", async { Err::<Value, _>(error) }).await?;
+        run_stage(ctx, current, &mut unwritten, "broker", Logged::AsItGoes, async { Err::<Value, _>(error) }).await?;
     }
     let env = ctx.env;
     let repos = env.map(|e| e.repositories.as_slice()).unwrap_or_default();
@@ -94,72 +94,64 @@ async fn stages(ctx: &Ctx<'_>, current: &Current) -> Result<Built, String> {
         ctx.svc.provider(ctx.row).start(&spec).await.map_err(|e| ctx.material.redactor.redact_str(&e.to_string()))?;
     let sup = ctx.svc.provider(ctx.row).supervisor(ctx.row.id);
     if !repos.is_empty() {
-        run_stage(ctx, current, &mut unwritten, "clone", clone(ctx, &sup, repos)).await?;
+        run_stage(ctx, current, &mut unwritten, "clone", Logged::AsItGoes, clone(ctx, &sup, repos)).await?;
     }
     if let Some(e) = env.filter(|e| !e.packages.is_empty()) {
-        run_stage(ctx, current, &mut unwritten, "packages", packages(ctx, &sup, &e.packages)).await?;
+        run_stage(ctx, current, &mut unwritten, "packages", Logged::AsItGoes, packages(ctx, &sup, &e.packages)).await?;
     }
-    quick_stage(ctx, current, &mut unwritten, "network", async {
+    run_stage(ctx, current, &mut unwritten, "network", Logged::OnceItEnds, async {
         ctx.svc.provider(ctx.row).set_network(ctx.row.id, &policy).await.map_err(|e| e.to_string())?;
         Ok(json!({"networking_type": if policy == NetworkPolicy::Unrestricted { "unrestricted" } else { "limited" }}))
     })
     .await?;
     if let Ok(Some((ca_id, _))) = &broker {
-        run_stage(ctx, current, &mut unwritten, "broker", async {
+        run_stage(ctx, current, &mut unwritten, "broker", Logged::AsItGoes, async {
             crate::broker::reachable(ctx.state).await.map_err(|e| e.to_string())?;
             Ok(json!({"ca_id": ca_id}))
         })
         .await?;
     }
     if let Some(e) = env.filter(|e| !e.setup_script.trim().is_empty()) {
-        run_stage(ctx, current, &mut unwritten, "setup", setup(ctx, &sup, e)).await?;
+        run_stage(ctx, current, &mut unwritten, "setup", Logged::AsItGoes, setup(ctx, &sup, e)).await?;
     }
     Ok(Built { url: started.url, unwritten })
 }
 
-/// A stage logged as it goes: `started` (with any unwritten events before
-/// it) before the work, its outcome after.
+/// How a stage is logged: as it goes (`started` before the work), or once
+/// it ends, for a stage of a few milliseconds (`started` and `done` wait in
+/// `unwritten` for the next write; a failure is written at once).
+#[derive(Clone, Copy, PartialEq)]
+enum Logged {
+    AsItGoes,
+    OnceItEnds,
+}
+
+/// Runs one stage; any unwritten events go to the log before this stage's.
 async fn run_stage(
     ctx: &Ctx<'_>,
     current: &Current,
     unwritten: &mut Vec<NewEvent>,
     name: &'static str,
+    logged: Logged,
     work: impl Future<Output = StageResult>,
 ) -> Result<(), String> {
-    *current.lock().unwrap_or_else(|p| p.into_inner()) = Some((name, true));
-    unwritten.push(NewEvent::stage(name, StageState::Started, &json!({})));
-    log(ctx.state, ctx.scope, &std::mem::take(unwritten)).await;
-    let outcome = work.await;
-    *current.lock().unwrap_or_else(|p| p.into_inner()) = None;
-    match outcome {
-        Ok(data) => {
-            stage(ctx.state, ctx.scope, name, StageState::Done, data).await;
-            Ok(())
-        }
-        Err(error) => {
-            let error = ctx.material.redactor.redact_str(&error);
-            stage(ctx.state, ctx.scope, name, StageState::Failed, json!({"error": error})).await;
-            Err(format!("{name} failed: {error}"))
-        }
+    let as_it_goes = logged == Logged::AsItGoes;
+    *current.lock().unwrap_or_else(|p| p.into_inner()) = Some((name, as_it_goes));
+    if as_it_goes {
+        unwritten.push(NewEvent::stage(name, StageState::Started, &json!({})));
+        log(ctx.state, ctx.scope, &std::mem::take(unwritten)).await;
     }
-}
-
-/// A stage of a few milliseconds, logged once it ends: its `started` and
-/// `done` wait in `unwritten` for the next write; a failure is written at once.
-async fn quick_stage(
-    ctx: &Ctx<'_>,
-    current: &Current,
-    unwritten: &mut Vec<NewEvent>,
-    name: &'static str,
-    work: impl Future<Output = StageResult>,
-) -> Result<(), String> {
-    *current.lock().unwrap_or_else(|p| p.into_inner()) = Some((name, false));
     let outcome = work.await;
     *current.lock().unwrap_or_else(|p| p.into_inner()) = None;
-    unwritten.push(NewEvent::stage(name, StageState::Started, &json!({})));
+    if !as_it_goes {
+        unwritten.push(NewEvent::stage(name, StageState::Started, &json!({})));
+    }
     match outcome {
         Ok(data) => {
             unwritten.push(NewEvent::stage(name, StageState::Done, &data));
+            if as_it_goes {
+                log(ctx.state, ctx.scope, &std::mem::take(unwritten)).await;
+            }
             Ok(())
         }
         Err(error) => {
