@@ -40,23 +40,38 @@ pub(super) struct Built {
     pub unwritten: Vec<NewEvent>,
 }
 
-/// The stage under way, and whether its `started` is in the log yet.
-type Current = Mutex<Option<(&'static str, bool)>>;
+/// What the log is owed: the stage under way (and whether its `started`
+/// is written yet), and events decided but not yet written. Shared with
+/// `run`, which writes them when the deadline cuts the build short.
+#[derive(Default)]
+struct Owed {
+    stage: Option<(&'static str, bool)>,
+    unwritten: Vec<NewEvent>,
+}
+
+fn owed(shared: &Mutex<Owed>) -> std::sync::MutexGuard<'_, Owed> {
+    shared.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// Runs every stage; `Ok` when the machine is ready.
 pub(super) async fn run(ctx: &Ctx<'_>, deadline: Duration) -> Result<Built, String> {
-    let current: Current = Mutex::new(None);
-    match tokio::time::timeout(deadline, stages(ctx, &current)).await {
+    let shared = Mutex::new(Owed::default());
+    match tokio::time::timeout(deadline, stages(ctx, &shared)).await {
         Ok(outcome) => outcome,
         Err(_) => {
             let error = format!("provisioning passed its deadline of {} s", deadline.as_secs());
-            let cut = *current.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some((name, started_logged)) = cut {
-                let mut batch = Vec::new();
-                if !started_logged {
-                    batch.push(NewEvent::stage(name, StageState::Started, &json!({})));
+            let batch = {
+                let mut owed = owed(&shared);
+                let mut batch = std::mem::take(&mut owed.unwritten);
+                if let Some((name, started_logged)) = owed.stage.take() {
+                    if !started_logged {
+                        batch.push(NewEvent::stage(name, StageState::Started, &json!({})));
+                    }
+                    batch.push(NewEvent::stage(name, StageState::Failed, &json!({"error": error})));
                 }
-                batch.push(NewEvent::stage(name, StageState::Failed, &json!({"error": error})));
+                batch
+            };
+            if !batch.is_empty() {
                 log(ctx.state, ctx.scope, &batch).await;
             }
             Err(error)
@@ -64,7 +79,7 @@ pub(super) async fn run(ctx: &Ctx<'_>, deadline: Duration) -> Result<Built, Stri
     }
 }
 
-async fn stages(ctx: &Ctx<'_>, current: &Current) -> Result<Built, String> {
+async fn stages(ctx: &Ctx<'_>, shared: &Mutex<Owed>) -> Result<Built, String> {
     // The broker is settled before the machine starts (it must trust the CA
     // from its first process on); its stage reports after `network`.
     let broker = crate::broker::for_machine(ctx.state, super::broker_machine(ctx.row), false).await;
@@ -72,14 +87,13 @@ async fn stages(ctx: &Ctx<'_>, current: &Current) -> Result<Built, String> {
         Ok(b) => b.as_ref().map(|(_, b)| b.clone()),
         Err(_) => None,
     };
-    let mut unwritten = Vec::new();
     if let Ok(b) = &broker {
         super::service::record_ca(ctx.state, ctx.row, b.as_ref().map(|(id, _)| *id)).await?;
     }
     if let Err(e) = &broker {
         // Nothing runs unbrokered that should run brokered: fail before any machine.
         let error = e.to_string();
-        run_stage(ctx, current, &mut unwritten, "broker", Logged::AsItGoes, async { Err::<Value, _>(error) }).await?;
+        run_stage(ctx, shared, "broker", Logged::AsItGoes, async { Err::<Value, _>(error) }).await?;
     }
     let env = ctx.env;
     let repos = env.map(|e| e.repositories.as_slice()).unwrap_or_default();
@@ -94,27 +108,27 @@ async fn stages(ctx: &Ctx<'_>, current: &Current) -> Result<Built, String> {
         ctx.svc.provider(ctx.row).start(&spec).await.map_err(|e| ctx.material.redactor.redact_str(&e.to_string()))?;
     let sup = ctx.svc.provider(ctx.row).supervisor(ctx.row.id);
     if !repos.is_empty() {
-        run_stage(ctx, current, &mut unwritten, "clone", Logged::AsItGoes, clone(ctx, &sup, repos)).await?;
+        run_stage(ctx, shared, "clone", Logged::AsItGoes, clone(ctx, &sup, repos)).await?;
     }
     if let Some(e) = env.filter(|e| !e.packages.is_empty()) {
-        run_stage(ctx, current, &mut unwritten, "packages", Logged::AsItGoes, packages(ctx, &sup, &e.packages)).await?;
+        run_stage(ctx, shared, "packages", Logged::AsItGoes, packages(ctx, &sup, &e.packages)).await?;
     }
-    run_stage(ctx, current, &mut unwritten, "network", Logged::OnceItEnds, async {
+    run_stage(ctx, shared, "network", Logged::OnceItEnds, async {
         ctx.svc.provider(ctx.row).set_network(ctx.row.id, &policy).await.map_err(|e| e.to_string())?;
         Ok(json!({"networking_type": if policy == NetworkPolicy::Unrestricted { "unrestricted" } else { "limited" }}))
     })
     .await?;
     if let Ok(Some((ca_id, _))) = &broker {
-        run_stage(ctx, current, &mut unwritten, "broker", Logged::AsItGoes, async {
+        run_stage(ctx, shared, "broker", Logged::AsItGoes, async {
             crate::broker::reachable(ctx.state).await.map_err(|e| e.to_string())?;
             Ok(json!({"ca_id": ca_id}))
         })
         .await?;
     }
     if let Some(e) = env.filter(|e| !e.setup_script.trim().is_empty()) {
-        run_stage(ctx, current, &mut unwritten, "setup", Logged::AsItGoes, setup(ctx, &sup, e)).await?;
+        run_stage(ctx, shared, "setup", Logged::AsItGoes, setup(ctx, &sup, e)).await?;
     }
-    Ok(Built { url: started.url, unwritten })
+    Ok(Built { url: started.url, unwritten: std::mem::take(&mut owed(shared).unwritten) })
 }
 
 /// How a stage is logged: as it goes (`started` before the work), or once
@@ -129,38 +143,41 @@ enum Logged {
 /// Runs one stage; any unwritten events go to the log before this stage's.
 async fn run_stage(
     ctx: &Ctx<'_>,
-    current: &Current,
-    unwritten: &mut Vec<NewEvent>,
+    shared: &Mutex<Owed>,
     name: &'static str,
     logged: Logged,
     work: impl Future<Output = StageResult>,
 ) -> Result<(), String> {
     let as_it_goes = logged == Logged::AsItGoes;
-    *current.lock().unwrap_or_else(|p| p.into_inner()) = Some((name, as_it_goes));
-    if as_it_goes {
-        unwritten.push(NewEvent::stage(name, StageState::Started, &json!({})));
-        log(ctx.state, ctx.scope, &std::mem::take(unwritten)).await;
+    let before = {
+        let mut owed = owed(shared);
+        owed.stage = Some((name, as_it_goes));
+        as_it_goes.then(|| {
+            owed.unwritten.push(NewEvent::stage(name, StageState::Started, &json!({})));
+            std::mem::take(&mut owed.unwritten)
+        })
+    };
+    if let Some(batch) = before {
+        log(ctx.state, ctx.scope, &batch).await;
     }
-    let outcome = work.await;
-    *current.lock().unwrap_or_else(|p| p.into_inner()) = None;
-    if !as_it_goes {
-        unwritten.push(NewEvent::stage(name, StageState::Started, &json!({})));
-    }
-    match outcome {
-        Ok(data) => {
-            unwritten.push(NewEvent::stage(name, StageState::Done, &data));
-            if as_it_goes {
-                log(ctx.state, ctx.scope, &std::mem::take(unwritten)).await;
-            }
-            Ok(())
+    let outcome = work.await.map_err(|error| ctx.material.redactor.redact_str(&error));
+    let after = {
+        let mut owed = owed(shared);
+        owed.stage = None;
+        if !as_it_goes {
+            owed.unwritten.push(NewEvent::stage(name, StageState::Started, &json!({})));
         }
-        Err(error) => {
-            let error = ctx.material.redactor.redact_str(&error);
-            unwritten.push(NewEvent::stage(name, StageState::Failed, &json!({"error": error})));
-            log(ctx.state, ctx.scope, &std::mem::take(unwritten)).await;
-            Err(format!("{name} failed: {error}"))
-        }
+        let end = match &outcome {
+            Ok(data) => NewEvent::stage(name, StageState::Done, data),
+            Err(error) => NewEvent::stage(name, StageState::Failed, &json!({"error": error})),
+        };
+        owed.unwritten.push(end);
+        (as_it_goes || outcome.is_err()).then(|| std::mem::take(&mut owed.unwritten))
+    };
+    if let Some(batch) = after {
+        log(ctx.state, ctx.scope, &batch).await;
     }
+    outcome.map(drop).map_err(|error| format!("{name} failed: {error}"))
 }
 
 /// Runs a command in the machine, its output going to the event log
